@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Turn a --lib argument (path, soname, glob) into library files on disk. */
+#ifndef DLPROF_LIB_RESOLVE_H
+#define DLPROF_LIB_RESOLVE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct lib_file {
+	char *path;	/* a path the profiler can open(): absolute, through /proc/PID/root for a target's mount namespace */
+	char *display;	/* the path as the target sees it (what reports print) */
+	dev_t dev;	/* of the file itself (after symlinks): uprobes attach to the inode */
+	ino_t ino;
+};
+
+struct lib_list {
+	struct lib_file *libs;
+	size_t cnt;
+};
+
+/*
+ * Resolve spec the way the dynamic linker would, appending to out and
+ * skipping files already in it (same dev and inode).
+ *  - spec with a '/': a path, may hold a glob (glob(3)); relative to cwd.
+ *  - otherwise a file name or fnmatch(3) glob, looked up in order:
+ *    1. pid > 0: the files mapped in /proc/PID/maps (through /proc/PID/root),
+ *    2. LD_LIBRARY_PATH (of pid from /proc/PID/environ when pid > 0, else ours),
+ *    3. the ld.so cache (/etc/ld.so.cache, or root_dir's when set),
+ *    4. the standard directories (/lib/<multiarch>, /usr/lib/<multiarch>, /lib64, /usr/lib64, /lib, /usr/lib, /usr/local/lib).
+ *    The first place that has a match wins. A name without glob characters
+ *    that matches nothing exactly also matches its versioned files
+ *    ("libssl.so" finds "libssl.so.3").
+ * Returns 0 with at least one file added (or already present), -ENOENT when
+ * nothing matched, with a one-line list of the places searched written to
+ * where (e.g. "/proc/42/maps, LD_LIBRARY_PATH, /etc/ld.so.cache, /lib/x86_64-linux-gnu, ..."),
+ * or another -errno.
+ */
+int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz);
+void lib_list__free(struct lib_list *list);
+
+#endif /* DLPROF_LIB_RESOLVE_H */
