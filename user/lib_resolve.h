@@ -34,8 +34,14 @@ struct lib_list {
  * nothing matched, with a one-line list of the places searched written to
  * where (e.g. "/proc/42/maps, LD_LIBRARY_PATH, /etc/ld.so.cache, /lib/x86_64-linux-gnu, ..."),
  * or another -errno.
+ * Other errors: -ESRCH when /proc/PID does not exist, -ENOEXEC when a path
+ * spec matched only regular files that are not ELF (e.g. a linker script),
+ * -EACCES when the target's /proc files are closed to us, -EINVAL for a
+ * NULL/empty spec, NULL out or negative pid; where then names what failed.
+ * On any error out is left as it was.
  */
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz);
+/* Frees the files and the array, not list itself: it is left empty and reusable. */
 void lib_list__free(struct lib_list *list);
 
 #endif /* DLPROF_LIB_RESOLVE_H */
