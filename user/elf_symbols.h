@@ -41,6 +41,9 @@ struct elf_func_list {
 int elf_funcs__load(const char *path, struct elf_func_list *out);
 void elf_funcs__free(struct elf_func_list *list);
 
+/* Free one entry's names and zero it (the entry itself is not freed); NULL-safe. */
+void elf_func__clear(struct elf_func *f);
+
 /* True when name or one of the aliases matches the fnmatch(3) pattern. */
 int elf_func__matches(const struct elf_func *f, const char *pattern);
 
@@ -51,8 +54,35 @@ int elf_func__matches(const struct elf_func *f, const char *pattern);
  * code. Entries that cannot be resolved (local IFUNCs, dlopen failure) are
  * removed and counted in *unresolved. Entries that land on an address
  * another entry already has are merged into it (names become aliases).
+ * Also removed: IFUNCs whose implementation lies in another object (libc's
+ * time() resolves into the vDSO), and all of them when the helper crashes
+ * or does not answer within 30 s. Calling it again is a no-op.
  * Returns 0 or -errno.
  */
 int ifunc_resolve(const char *path, struct elf_func_list *list, size_t *unresolved);
+
+/*
+ * Sort list by file_offset and merge the entries that share one: the
+ * preferred entry keeps its name (a resolved IFUNC, then a .dynsym name,
+ * GLOBAL over WEAK over LOCAL, a name without '.', the shorter, the
+ * alphabetically first), the names of the others become its aliases, flags
+ * are or-ed. Every entry ends with a non-NULL aliases array. Shared by
+ * elf_funcs__load() and ifunc_resolve(). Returns 0 or -ENOMEM (the list
+ * then holds every name still, maybe not merged yet).
+ */
+int elf_funcs__normalize(struct elf_func_list *list);
+
+/* The PT_LOAD program headers of an ELF file: vaddr -> file offset. */
+struct elf_segs;
+
+/* Returns 0 or the errors of elf_funcs__load(). */
+int elf_segs__load(const char *path, struct elf_segs **out);
+void elf_segs__free(struct elf_segs *segs);
+
+/*
+ * File offset of vaddr through the PT_LOAD that holds it in the file
+ * (executable segments first). Returns 0 or -ENOENT when no segment does.
+ */
+int elf_segs__offset(const struct elf_segs *segs, uint64_t vaddr, uint64_t *offset);
 
 #endif /* DLPROF_ELF_SYMBOLS_H */
