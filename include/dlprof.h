@@ -42,11 +42,42 @@ struct func_stats {
 	__u64 hist[HIST_BUCKETS];
 };
 
+/* Every record that crosses the ringbuf starts with its type. */
+enum rec_type {
+	REC_CALL = 1,
+};
+
+enum call_flags {
+	CALL_F_UNMATCHED = 1 << 0,	/* the return never fired: dur/oncpu/counters are unknown (0) */
+	CALL_F_SCALED = 1 << 1,		/* a counter was multiplexed: its delta is scaled by enabled/running */
+};
+
+/*
+ * One call, sent at its return (or when found unmatched). Fixed size: the
+ * ringbuf reserves it whole, and trace files store it as is (little
+ * endian, the version in the file header covers this layout).
+ */
+struct call_record {
+	__u16 type;		/* REC_CALL */
+	__u8 depth;		/* nesting depth of this call on its thread, 0 = outermost probed call */
+	__u8 flags;		/* enum call_flags */
+	__u32 func_id;		/* index into the functions of the metadata */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 cpu;		/* CPU at return */
+	__u32 nr_counters;	/* valid entries of counters[] */
+	__u64 ts_ns;		/* entry time, CLOCK_MONOTONIC */
+	__u64 dur_ns;		/* wall time from entry to return */
+	__u64 oncpu_ns;		/* time on a CPU during the call */
+	__u64 counters[DLPROF_MAX_EVENTS];	/* deltas, in the order of the recorded events */
+};
+
 /* Profiler-wide diagnostics, per CPU. */
 struct dlprof_diag {
 	__u64 orphan_returns;	/* a return with no matching entry (entered before attach, forked child) */
 	__u64 stats_alloc_failed;	/* a func_stats entry could not be created: numbers incomplete */
 	__u64 storage_failed;	/* no per-thread storage: the call was counted but not timed */
+	__u64 ringbuf_drops;	/* call records lost to a full ringbuf (aggregates still exact) */
 };
 
 #endif /* DLPROF_H */

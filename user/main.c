@@ -1,1 +1,25 @@
-int main(void) { return 0; }
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
+#include <string.h>
+
+#include "live.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *help;
+};
+
+/* Later modes (record, merge, report, dump) join this table. */
+static const struct command commands[] = {
+	{ "live", cmd_live, "profile and print a summary table (the default)" },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[1], commands[i].name))
+				return commands[i].run(argc - 1, argv + 1);
+	return cmd_live(argc, argv);
+}

@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Integration tests of the live mode: the real BPF programs in the real
+kernel, profiling the test driver. One test per invocation:
+
+    live_test.py TEST_NAME
+
+Environment: DLPROF (the binary), DLTEST_DRIVER, DLTEST_LIB, DLTEST_LATE_LIB,
+DLPROF_ATTACH (optional attach mode passed as --attach).
+Exit 0 pass, 1 fail, 77 skip (the machine cannot load BPF, said why).
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+DLPROF = os.environ.get("DLPROF", "")
+DRIVER = os.environ.get("DLTEST_DRIVER", "")
+LIB = os.environ.get("DLTEST_LIB", "")
+LATE_LIB = os.environ.get("DLTEST_LATE_LIB", "")
+ATTACH = os.environ.get("DLPROF_ATTACH", "")
+
+SKIP = 77
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def require_bpf():
+    """Skip only where the machine truly cannot run BPF."""
+    if os.geteuid() != 0:
+        raise Skip("not root: loading BPF programs needs root or CAP_BPF+CAP_PERFMON")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        raise Skip("kernel without BTF (/sys/kernel/btf/vmlinux missing)")
+
+
+def base_args(extra=()):
+    args = [DLPROF, "--json"]
+    if ATTACH:
+        args += ["--attach", ATTACH]
+    return args + list(extra)
+
+
+def run_profiled(cmd, extra=(), timeout=120):
+    """Launch cmd under the profiler; returns (rc, json doc or None, stderr)."""
+    p = subprocess.run(base_args(["--lib", LIB] + list(extra)) + ["--"] + cmd,
+                       capture_output=True, text=True, timeout=timeout)
+    doc = None
+    if p.stdout.strip():
+        doc = json.loads(p.stdout)
+    return p.returncode, doc, p.stderr
+
+
+def func(doc, name):
+    for f in doc["functions"]:
+        if f["name"] == name:
+            return f
+    return None
+
+
+def calls_of(doc, name):
+    f = func(doc, name)
+    return f["calls"] if f else 0
+
+
+def start_waiting_driver(args):
+    d = subprocess.Popen([DRIVER, "--wait"] + args, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    line = d.stdout.readline()
+    check(line.startswith("ready "), f"driver did not start: {line!r}")
+    return d
+
+
+def start_profiler_on(pid, libs, extra=()):
+    args = base_args(extra)
+    for lib in libs:
+        args += ["--lib", lib]
+    prof = subprocess.Popen(args + ["-p", str(pid)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    line = prof.stderr.readline()
+    check("profiling" in line, f"profiler did not attach: {line!r} {prof.stderr.read() if prof.poll() is not None else ''}")
+    return prof
+
+
+def stop_profiler(prof):
+    prof.send_signal(signal.SIGINT)
+    out, err = prof.communicate(timeout=60)
+    check(prof.returncode == 0,
+          f"profiler exit {prof.returncode}: {err}")
+    return json.loads(out)
+
+
+def drive(d):
+    """Let a --wait driver work, wait until it is done; it exits on close()."""
+    d.stdin.write("go\n")
+    d.stdin.flush()
+    check(d.stdout.readline().strip() == "done", "driver did not finish")
+
+
+def finish(d):
+    d.stdin.write("bye\n")
+    d.stdin.flush()
+    d.wait(timeout=30)
+
+
+# ---- tests ---------------------------------------------------------------
+
+def test_count_single():
+    rc, doc, err = run_profiled([DRIVER, "count", "100000"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_add")
+    check(f is not None, f"dlt_add missing: {doc}")
+    check(f["calls"] == 100000, f"calls {f['calls']} != 100000")
+    check(f["timed"] == 100000 and f["unmatched"] == 0, f"timed/unmatched wrong: {f}")
+    check(f["min_ns"] <= f["p50_ns"] <= f["p90_ns"] <= f["p99_ns"] <= f["max_ns"], f"percentiles unordered: {f}")
+    check(f["total_ns"] > 0 and f["avg_ns"] == f["total_ns"] // f["timed"], f"avg wrong: {f}")
+    check(doc["functions_attached"] >= 6, f"functions_attached {doc['functions_attached']}")
+    check(os.path.isabs(f["lib"]), "lib path not absolute")
+
+
+def test_count_threads():
+    rc, doc, err = run_profiled([DRIVER, "threads", "4", "25000"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_add")
+    check(f["calls"] == 100000 and f["timed"] == 100000, f"4 threads: {f}")
+
+
+def test_recursion():
+    rc, doc, err = run_profiled([DRIVER, "recurse", "10", "1000"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_recurse")
+    check(f["calls"] == 10000 and f["timed"] == 10000 and f["unmatched"] == 0, f"recursion: {f}")
+
+
+def test_longjmp():
+    rc, doc, err = run_profiled([DRIVER, "longjmp", "100", "1000"])
+    check(rc == 0, f"rc {rc}: {err}")
+    lj, outer, add = func(doc, "dlt_longjmp"), func(doc, "dlt_outer"), func(doc, "dlt_add")
+    check(lj["calls"] == 200 and lj["unmatched"] == 200 and lj["timed"] == 0, f"dlt_longjmp: {lj}")
+    check(outer["calls"] == 100 and outer["unmatched"] == 100 and outer["timed"] == 0, f"dlt_outer: {outer}")
+    check(add["calls"] == 1000 and add["timed"] == 1000 and add["unmatched"] == 0, f"dlt_add after longjmp: {add}")
+
+
+def test_sleep_p50():
+    rc, doc, err = run_profiled([DRIVER, "sleep", "20", "25"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_sleep_ms")
+    check(f["calls"] == 25, f"sleep calls {f}")
+    check(abs(f["p50_ns"] - 20e6) <= 0.05 * 20e6, f"p50 {f['p50_ns']} not within 5% of 20 ms")
+
+
+def test_nested_libraries():
+    rc, doc, err = run_profiled([DRIVER, "nested", LATE_LIB, "3000"], ["--lib", LATE_LIB])
+    check(rc == 0, f"rc {rc}: {err}")
+    outer = func(doc, "dlt_apply")
+    inner = [f for f in doc["functions"] if f["name"] == "dlt_add"]
+    check(outer and outer["calls"] == 3000 and outer["timed"] == 3000, f"dlt_apply: {outer}")
+    check(len(inner) == 1 and inner[0]["lib"].endswith(os.path.basename(LATE_LIB)),
+          f"dlt_add must come from the late library only: {inner}")
+    check(inner[0]["calls"] == 3000 and inner[0]["timed"] == 3000, f"dlt_add: {inner[0]}")
+    check(outer["total_ns"] > inner[0]["total_ns"], "the outer call must include the inner one")
+
+
+def test_ifunc():
+    rc, doc, err = run_profiled([DRIVER, "ifunc", "20000"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_ifunc_add")
+    check(f and f["calls"] == 20000 and f["timed"] == 20000, f"IFUNC implementation not probed: {f}")
+
+
+def test_libc_strlen_ifunc():
+    p = subprocess.run(base_args(["--lib", "libc.so.6", "--func", "strlen", "--", DRIVER, "strlen", "100000"]),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"rc {p.returncode}: {p.stderr}")
+    f = func(json.loads(p.stdout), "strlen")
+    # libc's own start-up calls strlen a few times too.
+    check(f and 100000 <= f["calls"] <= 100100, f"libc strlen: {f}")
+
+
+def test_fork_follow():
+    rc, doc, err = run_profiled([DRIVER, "fork", "1000"])
+    check(rc == 0, f"rc {rc}: {err}")
+    check(calls_of(doc, "dlt_add") == 2000, f"parent+child calls {calls_of(doc, 'dlt_add')} != 2000")
+
+
+def test_exit_status():
+    rc, doc, err = run_profiled([DRIVER, "exit", "7"])
+    check(rc == 7, f"exit status {rc} != 7: {err}")
+    check(doc is not None, "no JSON document")
+    called = [f["name"] for f in doc["functions"] if f["name"].startswith("dlt_")]
+    check(not called, f"no library calls expected, got {called}")
+
+
+def test_attach_pid():
+    d = start_waiting_driver(["count", "50000"])
+    try:
+        prof = start_profiler_on(d.pid, [LIB])
+        drive(d)
+        doc = stop_profiler(prof)
+    finally:
+        finish(d)
+    check(calls_of(doc, "dlt_add") == 50000, f"-p calls {calls_of(doc, 'dlt_add')} != 50000")
+
+
+def test_attach_pid_new_threads():
+    # The threads start only after the profiler attached.
+    d = start_waiting_driver(["threads", "4", "10000"])
+    try:
+        prof = start_profiler_on(d.pid, [LIB])
+        drive(d)
+        doc = stop_profiler(prof)
+    finally:
+        finish(d)
+    check(calls_of(doc, "dlt_add") == 40000, f"threads started later: {calls_of(doc, 'dlt_add')} != 40000")
+
+
+def test_dlopen_late():
+    d = start_waiting_driver(["dlopen", LATE_LIB, "5000"])
+    try:
+        maps = open(f"/proc/{d.pid}/maps").read()
+        check(os.path.basename(LATE_LIB) not in maps, "late library already mapped")
+        prof = start_profiler_on(d.pid, [LATE_LIB])
+        drive(d)
+        doc = stop_profiler(prof)
+    finally:
+        finish(d)
+    f = func(doc, "dlt_add")
+    check(f and f["calls"] == 5000 and f["lib"].endswith(os.path.basename(LATE_LIB)),
+          f"dlopen'd library: {f}")
+
+
+def prog_ids_of(pid):
+    """BPF programs the process pid holds, from its fdinfo."""
+    ids = set()
+    fddir = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fddir):
+        try:
+            info = open(os.path.join(fddir, fd)).read()
+        except OSError:
+            continue
+        for line in info.splitlines():
+            if line.startswith("prog_id:"):
+                ids.add(int(line.split()[1]))
+    return ids
+
+
+def live_prog_ids():
+    ids = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            ids |= prog_ids_of(pid)
+        except OSError:
+            pass
+    return ids
+
+
+def link_prog_ids():
+    """Program ids that some BPF link still holds, from bpftool."""
+    out = subprocess.run(["bpftool", "-j", "link", "show"], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    return {l.get("prog_id") for l in json.loads(out.stdout or "[]")}
+
+
+def test_sigkill_leaves_no_probe():
+    d = start_waiting_driver(["count", "1000"])
+    try:
+        prof = start_profiler_on(d.pid, [LIB])
+        ours = prog_ids_of(prof.pid)
+        check(ours, "profiler holds no BPF program fd")
+        prof.kill()
+        prof.wait()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            links = link_prog_ids()
+            if not (ours & live_prog_ids()) and (links is None or not (ours & links)):
+                break
+            time.sleep(0.1)
+        check(not (ours & live_prog_ids()), f"programs {ours} still referenced after SIGKILL")
+        links = link_prog_ids()
+        check(links is None or not (ours & links), f"links of {ours} still present after SIGKILL")
+        # The probes are gone from the process too: its calls reach nobody and it runs on.
+        drive(d)
+    finally:
+        finish(d)
+
+
+def expect_error(args, needle, env=None, preexec=None):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env, preexec_fn=preexec)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check(p.returncode != 0, f"{args}: exit 0")
+    check(len(lines) == 1, f"{args}: expected one line, got {p.stderr!r}")
+    check(needle in lines[0], f"{args}: {needle!r} not in {lines[0]!r}")
+    check("Traceback" not in p.stderr and p.returncode < 128, f"{args}: crashed ({p.returncode})")
+
+
+def test_errors():
+    expect_error([DLPROF, "--lib", "libdoesnotexist.so.9", "--", DRIVER, "exit", "0"], "not found")
+    expect_error([DLPROF, "--lib", LIB, "--func", "nosuchfunc*", "--", DRIVER, "exit", "0"],
+                 "no function matched")
+    expect_error([DLPROF, "--lib", LIB, "-p", "999999999"], "not found")
+    expect_error([DLPROF, "--lib", LIB, "--", "/nonexistent/command"], "command not found")
+    expect_error([DLPROF, "--lib", "/etc/passwd", "--", DRIVER, "exit", "0"], "not an ELF")
+    expect_error([DLPROF, "--lib", LIB, "--bogus"], "unknown option")
+    expect_error([DLPROF, "--", DRIVER, "exit", "0"], "no library")
+
+
+def test_not_root_error():
+    # Drop to an unprivileged user with no capabilities at all.
+    def drop():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    expect_error([DLPROF, "--lib", LIB, "--", DRIVER, "exit", "0"], "needs root", preexec=drop)
+
+
+TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
+
+
+def main():
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(TESTS))
+        return 0
+    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
+        print(f"usage: {sys.argv[0]} {'|'.join(TESTS)}", file=sys.stderr)
+        return 2
+    try:
+        require_bpf()
+        TESTS[sys.argv[1]]()
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    except AssertionError as e:
+        print(f"FAIL: {e}")
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The test library's functions: each one a behaviour the profiler must get right. */
+#ifndef DLTEST_H
+#define DLTEST_H
+
+#include <setjmp.h>
+
+int dlt_add(int a, int b);
+int dlt_recurse(int depth);
+void dlt_sleep_ms(int ms);
+void dlt_longjmp(jmp_buf env);
+void dlt_outer(jmp_buf env);
+void dlt_touch_pages(int pages);
+int dlt_apply(int (*fn)(int, int), int a);
+int dlt_ifunc_add(int a, int b);
+
+#endif

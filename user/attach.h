@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Attaching entry/return programs to many functions of a library file.
+ * The only place that speaks the raw bpf() syscall for link types libbpf 1.1
+ * does not know.
+ */
+#ifndef DLPROF_ATTACH_H
+#define DLPROF_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <bpf/libbpf.h>
+
+enum attach_mode {
+	ATTACH_AUTO = 0,
+	ATTACH_MULTI,		/* one multi-uprobe link per direction and library (kernel >= 6.6) */
+	ATTACH_CLASSIC,		/* one perf-event uprobe per function and direction */
+};
+
+const char *attach_mode_name(enum attach_mode mode);
+/* Returns the mode for a name ("auto", "multi", "classic") or -EINVAL. */
+int attach_mode_parse(const char *name);
+
+/* The best mode this kernel supports: probed once by creating a doomed link. */
+enum attach_mode attach_detect_mode(void);
+
+/* Must run between skeleton open and load: multi links need their attach type at load. */
+int attach_prepare_progs(struct bpf_program *entry, struct bpf_program *ret, enum attach_mode mode);
+
+/* A function that could not be probed and was left out. */
+struct attach_skip {
+	size_t index;		/* into the offsets passed to attacher__attach_file */
+	int err;		/* -errno from the kernel */
+};
+
+struct attacher;
+
+/* pid > 0 limits the probes to that process (the kernel then installs them in its memory only). */
+struct attacher *attacher__new(enum attach_mode mode, struct bpf_program *entry,
+			       struct bpf_program *ret, pid_t pid);
+/*
+ * Attach entry and return probes at offsets[i] of the file at path, with
+ * cookies[i] as the BPF cookie. A kernel that refuses some offsets (an
+ * instruction it cannot probe fails a whole multi link) costs only those:
+ * the set is split until the bad ones are isolated and reported in skips
+ * (*nr_skips entries, caller frees *skips). Returns 0 when at least one
+ * function is attached, else -errno of the first failure.
+ */
+int attacher__attach_file(struct attacher *a, const char *path, const uint64_t *offsets,
+			  const uint64_t *cookies, size_t cnt,
+			  struct attach_skip **skips, size_t *nr_skips);
+size_t attacher__nr_attached(const struct attacher *a);
+enum attach_mode attacher__mode(const struct attacher *a);
+/* Detaches everything; NULL-safe. */
+void attacher__free(struct attacher *a);
+
+#endif /* DLPROF_ATTACH_H */

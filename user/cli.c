@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach.h"
+#include "cli.h"
+
+typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
+
+struct cli_option {
+	const char *name;
+	char short_name;	/* 0: long only */
+	const char *arg_name;	/* NULL: a flag */
+	const char *help;
+	opt_handler handle;
+};
+
+static int fail(char *err, size_t err_sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_sz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A comma-separated argument adds each part: "-f a,b" is "-f a -f b". */
+static int push_split(struct str_list *l, const char *arg, const char *opt, char *err, size_t err_sz)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char **n;
+
+		if (!len)
+			return fail(err, err_sz, "--%s: empty name in '%s'", opt, arg);
+		n = realloc(l->items, (l->cnt + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->items = n;
+		l->items[l->cnt] = strndup(p, len);
+		if (!l->items[l->cnt])
+			return -ENOMEM;
+		l->cnt++;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+static int parse_seconds(const char *arg, const char *opt, double *out, char *err, size_t err_sz)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v <= 0)
+		return fail(err, err_sz, "-%s: '%s' is not a positive number of seconds", opt, arg);
+	*out = v;
+	return 0;
+}
+
+static int on_lib(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->libs, arg, "lib", err, err_sz);
+}
+
+static int on_func(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->funcs, arg, "func", err, err_sz);
+}
+
+static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->excludes, arg, "exclude", err, err_sz);
+}
+
+static int on_pid(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+		return fail(err, err_sz, "-p: '%s' is not a process id", arg);
+	if (o->pid)
+		return fail(err, err_sz, "-p given twice: one process at a time");
+	o->pid = (pid_t)v;
+	return 0;
+}
+
+static int on_duration(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "d", &o->duration_s, err, err_sz);
+}
+
+static int on_interval(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "i", &o->interval_s, err, err_sz);
+}
+
+static int on_json(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->json = true;
+	return 0;
+}
+
+static int on_attach(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	int mode = attach_mode_parse(arg);
+
+	if (mode < 0)
+		return fail(err, err_sz, "--attach: '%s' is not one of auto, multi, classic", arg);
+	o->attach_mode = mode;
+	return 0;
+}
+
+static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->verbose++;
+	return 0;
+}
+
+static int on_help(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->help = true;
+	return 0;
+}
+
+static int on_version(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->version = true;
+	return 0;
+}
+
+static const struct cli_option options[] = {
+	{ "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib },
+	{ "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func },
+	{ "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude },
+	{ "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
+	{ "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
+	{ "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
+	{ "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
+	{ "attach", 0, "MODE", "auto (default), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
+	{ "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },
+	{ "help", 'h', NULL, "show this help", on_help },
+	{ "version", 'V', NULL, "show the version", on_version },
+};
+
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+void cli_print_help(FILE *out, const char *prog)
+{
+	fprintf(out,
+		"Usage: %s --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]\n"
+		"Count and time the calls of a shared library's functions with uprobes.\n"
+		"Without -p or a command, every process that uses the library is profiled.\n\n"
+		"Options:\n", prog);
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		const struct cli_option *opt = &options[i];
+		char shortname[8] = "    ", left[64];
+
+		if (opt->short_name)
+			snprintf(shortname, sizeof(shortname), "-%c, ", opt->short_name);
+		snprintf(left, sizeof(left), "%s--%s%s%s", shortname, opt->name,
+			 opt->arg_name ? " " : "", opt->arg_name ? opt->arg_name : "");
+		fprintf(out, "  %-24s %s\n", left, opt->help);
+	}
+}
+
+int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	struct option longopts[NR_OPTIONS + 1];
+	char shortopts[NR_OPTIONS * 2 + 2], *s = shortopts;
+	int c, ret;
+
+	memset(opts, 0, sizeof(*opts));
+	memset(longopts, 0, sizeof(longopts));
+	/* '+': stop at the first non-option, the command's own arguments are not ours. */
+	*s++ = '+';
+	*s++ = ':';
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		longopts[i].name = options[i].name;
+		longopts[i].has_arg = options[i].arg_name ? required_argument : no_argument;
+		longopts[i].val = options[i].short_name ? options[i].short_name : 256 + (int)i;
+		if (options[i].short_name) {
+			*s++ = options[i].short_name;
+			if (options[i].arg_name)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct cli_option *opt = NULL;
+
+		if (c == '?')
+			return fail(err, err_sz, "unknown option '%s' (see --help)", argv[optind - 1]);
+		if (c == ':')
+			return fail(err, err_sz, "option '%s' needs an argument", argv[optind - 1]);
+		for (size_t i = 0; i < NR_OPTIONS && !opt; i++)
+			if (longopts[i].val == c)
+				opt = &options[i];
+		ret = opt->handle(opts, optarg, err, err_sz);
+		if (ret)
+			return ret;
+	}
+	/* Whatever follows the options ("--" already consumed) is the command, as with perf. */
+	if (optind < argc)
+		opts->command = &argv[optind];
+	if (opts->help || opts->version)
+		return 0;
+	if (!opts->libs.cnt)
+		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
+	if (opts->pid && opts->command)
+		return fail(err, err_sz, "-p and a command exclude each other: profile one or the other");
+	if (opts->interval_s && opts->json)
+		return fail(err, err_sz, "-i and --json exclude each other: --json prints one document at the end");
+	return 0;
+}
+
+static void str_list_free(struct str_list *l)
+{
+	for (size_t i = 0; i < l->cnt; i++)
+		free(l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->cnt = 0;
+}
+
+void cli_opts_free(struct profile_opts *opts)
+{
+	if (!opts)
+		return;
+	str_list_free(&opts->libs);
+	str_list_free(&opts->funcs);
+	str_list_free(&opts->excludes);
+}

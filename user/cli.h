@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The profiling options: one table makes the parser and the help text. */
+#ifndef DLPROF_CLI_H
+#define DLPROF_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct str_list {
+	char **items;		/* owned copies */
+	size_t cnt;
+};
+
+struct profile_opts {
+	struct str_list libs;		/* --lib */
+	struct str_list funcs;		/* --func: include globs (none: every function) */
+	struct str_list excludes;	/* --exclude */
+	pid_t pid;			/* -p; 0: none */
+	double duration_s;		/* -d; 0: until the command exits or a signal */
+	double interval_s;		/* -i; 0: only at the end */
+	bool json;
+	int attach_mode;		/* enum attach_mode */
+	int verbose;
+	bool help;
+	bool version;
+	char **command;			/* after "--": argv to launch, NULL-terminated; NULL: none */
+};
+
+/*
+ * Parse argv into opts. Returns 0, or -EINVAL with a one-line message
+ * (no trailing newline) in err.
+ */
+int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz);
+void cli_print_help(FILE *out, const char *prog);
+void cli_opts_free(struct profile_opts *opts);
+
+#endif /* DLPROF_CLI_H */

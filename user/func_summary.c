@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <math.h>
+#include <string.h>
+
+#include "func_summary.h"
+
+void func_stats_accumulate(struct func_stats *acc, const struct func_stats *cpu)
+{
+	acc->returns += cpu->returns;
+	acc->unmatched += cpu->unmatched;
+	acc->total_ns += cpu->total_ns;
+	acc->oncpu_ns += cpu->oncpu_ns;
+	if (cpu->min_ns && (!acc->min_ns || cpu->min_ns < acc->min_ns))
+		acc->min_ns = cpu->min_ns;
+	if (cpu->max_ns > acc->max_ns)
+		acc->max_ns = cpu->max_ns;
+	for (int i = 0; i < DLPROF_MAX_EVENTS; i++)
+		acc->counters[i] += cpu->counters[i];
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		acc->hist[i] += cpu->hist[i];
+}
+
+uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
+		       uint64_t min_ns, uint64_t max_ns)
+{
+	uint64_t rank, seen = 0, v;
+
+	if (!count)
+		return 0;
+	rank = (uint64_t)ceil(q * (double)count);
+	if (rank < 1)
+		rank = 1;
+	if (rank > count)
+		rank = count;
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		seen += hist[b];
+		if (seen < rank)
+			continue;
+		v = hist_bucket_low(b) + (hist_bucket_width(b) - 1) / 2;
+		if (v < min_ns)
+			v = min_ns;
+		if (max_ns && v > max_ns)
+			v = max_ns;
+		return v;
+	}
+	return max_ns;
+}
+
+void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls)
+{
+	memset(out, 0, sizeof(*out));
+	out->calls = calls;
+	out->returns = sum->returns;
+	out->unmatched = sum->unmatched;
+	out->total_ns = sum->total_ns;
+	out->avg_ns = sum->returns ? sum->total_ns / sum->returns : 0;
+	out->min_ns = sum->min_ns;
+	out->max_ns = sum->max_ns;
+	out->p50_ns = hist_quantile(sum->hist, sum->returns, 0.50, sum->min_ns, sum->max_ns);
+	out->p90_ns = hist_quantile(sum->hist, sum->returns, 0.90, sum->min_ns, sum->max_ns);
+	out->p99_ns = hist_quantile(sum->hist, sum->returns, 0.99, sum->min_ns, sum->max_ns);
+}

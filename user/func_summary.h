@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* From the kernel's per-CPU aggregates to the numbers a report prints. */
+#ifndef DLPROF_FUNC_SUMMARY_H
+#define DLPROF_FUNC_SUMMARY_H
+
+#include <stdint.h>
+#include "dlprof.h"
+
+struct func_summary {
+	uint64_t calls;		/* entries: exact */
+	uint64_t returns;	/* calls timed */
+	uint64_t unmatched;	/* entries whose return never fired */
+	uint64_t total_ns;
+	uint64_t avg_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	uint64_t p50_ns;
+	uint64_t p90_ns;
+	uint64_t p99_ns;
+};
+
+/* acc += one CPU's slot (min ignores CPUs that saw no call). */
+void func_stats_accumulate(struct func_stats *acc, const struct func_stats *cpu);
+
+/*
+ * Value at quantile q (0 < q <= 1) of the count values in hist: the
+ * midpoint of the bucket holding the ceil(q*count)-th smallest value,
+ * clamped to [min_ns, max_ns] (exact at the ends). 0 when count is 0.
+ */
+uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
+		       uint64_t min_ns, uint64_t max_ns);
+
+void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls);
+
+#endif /* DLPROF_FUNC_SUMMARY_H */

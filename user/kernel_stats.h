@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Reading the in-kernel aggregates of a loaded profile. */
+#ifndef DLPROF_KERNEL_STATS_H
+#define DLPROF_KERNEL_STATS_H
+
+#include "dlprof.h"
+#include "probe_table.h"
+#include "report.h"
+
+struct profile_bpf;
+
+/*
+ * Fill rows[i] (i < t->nr_funcs) from the per-CPU maps, summed over CPUs,
+ * and *diag with the profiler-wide counters. Returns 0 or -errno.
+ */
+int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
+		      struct report_row *rows, struct dlprof_diag *diag);
+
+#endif /* DLPROF_KERNEL_STATS_H */

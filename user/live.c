@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "cli.h"
+#include "dlprof.h"
+#include "kernel_stats.h"
+#include "live.h"
+#include "preflight.h"
+#include "probe_table.h"
+#include "profile.skel.h"
+#include "report.h"
+#include "target.h"
+
+#define EXIT_USAGE 2
+
+struct live {
+	struct profile_opts opts;
+	struct probe_table table;
+	struct profile_bpf *skel;
+	struct attacher *attacher;
+	struct launched_cmd cmd;
+	struct report_row *rows;
+	struct report_info info;
+	int sig_fd;
+	int pid_fd;
+	int exit_status;	/* the launched command's, once it ended */
+	bool cmd_done;
+};
+
+static int verbosity;
+
+static void errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dlprof-bpf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && verbosity < 2) || verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int load_bpf(struct live *l, enum attach_mode mode)
+{
+	bool filtered = l->opts.pid || l->opts.command;
+	int err;
+
+	l->skel = profile_bpf__open();
+	if (!l->skel)
+		return -errno;
+	l->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
+	l->skel->rodata->follow_forks = l->opts.command != NULL;
+	err = bpf_map__set_max_entries(l->skel->maps.call_counts, (__u32)l->table.nr_funcs);
+	if (!err)
+		err = bpf_map__set_max_entries(l->skel->maps.stats, (__u32)l->table.nr_funcs);
+	if (!err)
+		err = attach_prepare_progs(l->skel->progs.dlprof_entry, l->skel->progs.dlprof_return, mode);
+	if (!err)
+		err = profile_bpf__load(l->skel);
+	if (!err) {
+		l->skel->links.dlprof_exit = bpf_program__attach(l->skel->progs.dlprof_exit);
+		if (!l->skel->links.dlprof_exit)
+			err = -errno;
+	}
+	if (!err && l->opts.command) {
+		l->skel->links.dlprof_fork = bpf_program__attach(l->skel->progs.dlprof_fork);
+		if (!l->skel->links.dlprof_fork)
+			err = -errno;
+	}
+	return err;
+}
+
+static int track_tgid(struct live *l, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.tracked_tgids), &key, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int attach_all(struct live *l)
+{
+	struct probe_table *t = &l->table;
+	double t0, t1;
+
+	l->attacher = attacher__new(l->opts.attach_mode, l->skel->progs.dlprof_entry,
+				    l->skel->progs.dlprof_return, l->opts.pid);
+	if (!l->attacher)
+		return -ENOMEM;
+	t0 = now_s();
+	for (size_t i = 0; i < t->nr_libs; i++) {
+		const struct probe_lib *lib = &t->libs[i];
+		struct attach_skip *skips = NULL;
+		size_t nr_skips = 0;
+		int err;
+
+		if (!lib->nr_funcs)
+			continue;
+		err = attacher__attach_file(l->attacher, lib->file->path, t->offsets + lib->first_func,
+					    t->cookies + lib->first_func, lib->nr_funcs, &skips, &nr_skips);
+		if (err) {
+			free(skips);
+			errmsg("cannot attach probes to %s: %s", lib->file->display, strerror(-err));
+			return err;
+		}
+		for (size_t k = 0; k < nr_skips && verbosity; k++)
+			errmsg("warning: %s in %s cannot be probed (%s); left out",
+			       t->funcs[lib->first_func + skips[k].index].name, lib->file->display,
+			       strerror(-skips[k].err));
+		if (nr_skips && !verbosity)
+			errmsg("warning: %zu functions of %s cannot be probed and were left out (-v lists them)",
+			       nr_skips, lib->file->display);
+		l->info.functions_skipped += nr_skips;
+		free(skips);
+	}
+	t1 = now_s();
+	l->info.attach_ms = (t1 - t0) * 1e3;
+	l->info.functions_attached = attacher__nr_attached(l->attacher);
+	l->info.attach_mode = attach_mode_name(attacher__mode(l->attacher));
+	return 0;
+}
+
+static int print_report(struct live *l, bool final)
+{
+	struct dlprof_diag diag;
+	int err;
+
+	err = kernel_stats_read(l->skel, &l->table, l->rows, &diag);
+	if (err) {
+		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
+		return err;
+	}
+	l->info.orphan_returns = diag.orphan_returns;
+	l->info.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+	report_sort(l->rows, l->table.nr_funcs);
+	if (l->opts.json && final)
+		return report_print_json(stdout, l->rows, l->table.nr_funcs, &l->info);
+	if (!final) {
+		time_t now = time(NULL);
+		char ts[32];
+
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+		printf("\n%s\n", ts);
+	}
+	report_print_table(stdout, l->rows, l->table.nr_funcs, &l->info);
+	fflush(stdout);
+	return 0;
+}
+
+/* Returns 1 when the profile should end, 0 to go on. */
+static int handle_signal(struct live *l)
+{
+	struct signalfd_siginfo si;
+	int status;
+
+	if (read(l->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	if (si.ssi_signo != SIGCHLD) {
+		/* A signal is how -p and system-wide profiles end; a command cut short reports it. */
+		if (l->opts.command && !l->cmd_done)
+			l->exit_status = 128 + (int)si.ssi_signo;
+		return 1;
+	}
+	if (l->cmd.pid > 0 && waitpid(l->cmd.pid, &status, WNOHANG) == l->cmd.pid) {
+		l->exit_status = exit_status_of(status);
+		l->cmd_done = true;
+		l->cmd.pid = -1;
+		return 1;
+	}
+	return 0;
+}
+
+static int run_loop(struct live *l, double start)
+{
+	double deadline = l->opts.duration_s ? start + l->opts.duration_s : 0;
+	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = l->sig_fd, .events = POLLIN },
+			{ .fd = l->pid_fd, .events = POLLIN },
+		};
+		double now = now_s(), wake = deadline;
+		int timeout = -1, n;
+
+		if (next_tick && (!wake || next_tick < wake))
+			wake = next_tick;
+		if (wake)
+			timeout = wake > now ? (int)((wake - now) * 1e3) + 1 : 0;
+		n = poll(fds, l->pid_fd >= 0 ? 2 : 1, timeout);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0 && (fds[0].revents & POLLIN) && handle_signal(l))
+			return 0;
+		if (n > 0 && l->pid_fd >= 0 && (fds[1].revents & POLLIN))
+			return 0;	/* the -p process exited */
+		now = now_s();
+		if (deadline && now >= deadline)
+			return 0;
+		if (next_tick && now >= next_tick) {
+			print_report(l, false);
+			next_tick += l->opts.interval_s;
+		}
+	}
+}
+
+static int setup_signals(struct live *l)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	l->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	return l->sig_fd < 0 ? -errno : 0;
+}
+
+static int start_target(struct live *l)
+{
+	int err;
+
+	if (l->opts.command) {
+		err = launched_cmd__start(&l->cmd, l->opts.command);
+		if (err) {
+			errmsg("cannot start %s: %s", l->opts.command[0], strerror(-err));
+			return err;
+		}
+		return track_tgid(l, l->cmd.pid);
+	}
+	if (l->opts.pid) {
+		l->pid_fd = target_pid_watch(l->opts.pid);
+		if (l->pid_fd < 0) {
+			errmsg("process %d not found", (int)l->opts.pid);
+			return l->pid_fd;
+		}
+		return track_tgid(l, l->opts.pid);
+	}
+	return 0;
+}
+
+static int live_run(struct live *l, int argc, char **argv)
+{
+	char msg[2048];
+	enum attach_mode mode;
+	double start;
+	int err;
+
+	err = cli_parse(argc, argv, &l->opts, msg, sizeof(msg));
+	if (err) {
+		errmsg("%s", msg);
+		return EXIT_USAGE;
+	}
+	if (l->opts.help) {
+		cli_print_help(stdout, "dlprof-bpf");
+		return 0;
+	}
+	if (l->opts.version) {
+		printf("dlprof-bpf %s\n", DLPROF_VERSION);
+		return 0;
+	}
+	verbosity = l->opts.verbose;
+	libbpf_set_print(libbpf_print);
+	if (preflight_check(msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	if (l->opts.pid && target_pid_check(l->opts.pid)) {
+		errmsg("process %d not found", (int)l->opts.pid);
+		return 1;
+	}
+	err = probe_table__build(&l->table, &l->opts, l->opts.pid, msg, sizeof(msg));
+	if (err) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	for (size_t i = 0; i < l->table.nr_libs; i++)
+		if (l->table.libs[i].ifunc_unresolved)
+			errmsg("warning: %zu IFUNC functions of %s left out: their implementation could not be found",
+			       l->table.libs[i].ifunc_unresolved, l->table.libs[i].file->display);
+	l->rows = calloc(l->table.nr_funcs, sizeof(*l->rows));
+	if (!l->rows)
+		return 1;
+	mode = l->opts.attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)l->opts.attach_mode;
+	l->opts.attach_mode = mode;
+	err = load_bpf(l, mode);
+	if (err) {
+		errmsg("cannot load the BPF programs: %s (-v shows the verifier's log)", strerror(-err));
+		return 1;
+	}
+	if (setup_signals(l) || start_target(l) || attach_all(l))
+		return 1;
+	if (l->opts.command) {
+		err = launched_cmd__release(&l->cmd);
+		if (err) {
+			errmsg("cannot run %s: %s", l->opts.command[0],
+			       err == -ENOENT ? "command not found" : strerror(-err));
+			return err == -ENOENT ? 127 : 126;
+		}
+	}
+	if (!l->opts.command)
+		fprintf(stderr, "dlprof-bpf: profiling %zu functions in %zu libraries%s; Ctrl-C to stop\n",
+			l->info.functions_attached, l->table.nr_libs,
+			l->opts.pid ? "" : " in every process");
+	start = now_s();
+	err = run_loop(l, start);
+	if (err) {
+		errmsg("waiting failed: %s", strerror(-err));
+		return 1;
+	}
+	l->info.elapsed_s = now_s() - start;
+	if (print_report(l, true))
+		return 1;
+	return l->opts.command || l->exit_status ? l->exit_status : 0;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	struct live l = { .sig_fd = -1, .pid_fd = -1, .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 } };
+	int status = live_run(&l, argc, argv);
+
+	/* A command still held before exec, or never waited for, must not outlive us as a zombie. */
+	if (l.cmd.pid > 0 && l.cmd.go_fd >= 0)
+		launched_cmd__abort(&l.cmd);
+	attacher__free(l.attacher);
+	profile_bpf__destroy(l.skel);
+	probe_table__free(&l.table);
+	free(l.rows);
+	cli_opts_free(&l.opts);
+	if (l.sig_fd >= 0)
+		close(l.sig_fd);
+	if (l.pid_fd >= 0)
+		close(l.pid_fd);
+	return status;
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "report.h"
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+
+	if (x->s.total_ns != y->s.total_ns)
+		return x->s.total_ns < y->s.total_ns ? 1 : -1;
+	if (x->s.calls != y->s.calls)
+		return x->s.calls < y->s.calls ? 1 : -1;
+	return strcmp(x->func, y->func);
+}
+
+void report_sort(struct report_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), row_cmp);
+}
+
+void report_format_ns(char *buf, size_t sz, uint64_t ns)
+{
+	static const struct { uint64_t div; const char *unit; } units[] = {
+		{ 1000000000ull, "s" }, { 1000000ull, "ms" }, { 1000ull, "us" },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ns >= units[i].div) {
+			double v = (double)ns / (double)units[i].div;
+
+			snprintf(buf, sz, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, sz, "%" PRIu64 "ns", ns);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+void report_print_table(FILE *out, const struct report_row *rows, size_t n,
+			const struct report_info *info)
+{
+	int fw = 8, lw = 7, shown = 0, unmatched = 0;
+	char t[6][24];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].s.calls)
+			continue;
+		if ((int)strlen(rows[i].func) > fw)
+			fw = (int)strlen(rows[i].func);
+		if ((int)strlen(base_name(rows[i].lib)) > lw)
+			lw = (int)strlen(base_name(rows[i].lib));
+		unmatched |= rows[i].s.unmatched != 0;
+	}
+	if (fw > 48)
+		fw = 48;
+	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s%s\n", fw, "FUNCTION", lw, "LIBRARY",
+		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", unmatched ? "  UNMATCHED" : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct func_summary *s = &rows[i].s;
+
+		if (!s->calls)
+			continue;
+		shown++;
+		report_format_ns(t[0], sizeof(t[0]), s->total_ns);
+		report_format_ns(t[1], sizeof(t[1]), s->avg_ns);
+		report_format_ns(t[2], sizeof(t[2]), s->p50_ns);
+		report_format_ns(t[3], sizeof(t[3]), s->p99_ns);
+		report_format_ns(t[4], sizeof(t[4]), s->max_ns);
+		if (!s->returns)
+			for (int k = 1; k < 5; k++)
+				strcpy(t[k], "-");
+		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s", fw, fw, rows[i].func, lw,
+			base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4]);
+		if (unmatched)
+			fprintf(out, "  %9" PRIu64, s->unmatched);
+		fputc('\n', out);
+	}
+	if (!shown)
+		fprintf(out, "(no calls)\n");
+	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
+		info->attach_mode, info->attach_ms);
+	if (info->functions_skipped)
+		fprintf(out, ", %zu could not be probed", info->functions_skipped);
+	fprintf(out, "; %.1f s profiled", info->elapsed_s);
+	if (info->drops)
+		fprintf(out, "; %" PRIu64 " records dropped", info->drops);
+	if (info->incomplete)
+		fprintf(out, "; %" PRIu64 " calls counted but not timed (kernel memory)", info->incomplete);
+	fputc('\n', out);
+}
+
+static int add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	struct json_object *n = json_object_new_uint64(v);
+
+	return n ? json_object_object_add(o, key, n) : -ENOMEM;
+}
+
+static struct json_object *row_json(const struct report_row *r)
+{
+	struct json_object *o = json_object_new_object();
+	const struct func_summary *s = &r->s;
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err |= json_object_object_add(o, "lib", json_object_new_string(r->lib));
+	err |= json_object_object_add(o, "name", json_object_new_string(r->func));
+	err |= add_u64(o, "calls", s->calls);
+	err |= add_u64(o, "total_ns", s->total_ns);
+	err |= add_u64(o, "avg_ns", s->avg_ns);
+	err |= add_u64(o, "min_ns", s->min_ns);
+	err |= add_u64(o, "max_ns", s->max_ns);
+	err |= add_u64(o, "p50_ns", s->p50_ns);
+	err |= add_u64(o, "p90_ns", s->p90_ns);
+	err |= add_u64(o, "p99_ns", s->p99_ns);
+	err |= add_u64(o, "unmatched", s->unmatched);
+	err |= add_u64(o, "timed", s->returns);
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int report_print_json(FILE *out, const struct report_row *rows, size_t n,
+		      const struct report_info *info)
+{
+	struct json_object *doc = json_object_new_object(), *funcs = json_object_new_array();
+	int err = 0;
+
+	if (!doc || !funcs) {
+		json_object_put(doc);
+		json_object_put(funcs);
+		return -ENOMEM;
+	}
+	/* Owned by doc from here on, whatever fails later. */
+	err |= json_object_object_add(doc, "functions", funcs);
+	err |= json_object_object_add(doc, "attach_ms", json_object_new_double(info->attach_ms));
+	err |= json_object_object_add(doc, "attach_mode", json_object_new_string(info->attach_mode));
+	err |= add_u64(doc, "functions_attached", info->functions_attached);
+	err |= add_u64(doc, "functions_skipped", info->functions_skipped);
+	err |= add_u64(doc, "drops", info->drops);
+	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
+	err |= add_u64(doc, "untimed_calls", info->incomplete);
+	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
+	for (size_t i = 0; i < n && !err; i++) {
+		struct json_object *r;
+
+		if (!rows[i].s.calls)
+			continue;
+		r = row_json(&rows[i]);
+		err |= r ? json_object_array_add(funcs, r) : -ENOMEM;
+	}
+	if (!err) {
+		fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						     JSON_C_TO_STRING_NOSLASHESCAPE), out);
+		fputc('\n', out);
+	}
+	json_object_put(doc);
+	return err ? -ENOMEM : 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Printing a profile: the table for people, JSON for programs. Pure: no BPF here. */
+#ifndef DLPROF_REPORT_H
+#define DLPROF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "func_summary.h"
+
+struct report_row {
+	const char *lib;	/* absolute path */
+	const char *func;
+	struct func_summary s;
+};
+
+struct report_info {
+	double attach_ms;
+	size_t functions_attached;
+	size_t functions_skipped;
+	const char *attach_mode;
+	uint64_t drops;			/* records lost (trace mode); aggregates stay exact */
+	uint64_t orphan_returns;
+	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
+	double elapsed_s;
+};
+
+/* Sort rows by total time, largest first (ties: calls, then name). */
+void report_sort(struct report_row *rows, size_t n);
+/* Writes a duration with a unit people read: 950ns, 12.3us, 4.56ms, 1.20s. */
+void report_format_ns(char *buf, size_t sz, uint64_t ns);
+/* Rows with no calls are left out of both outputs. */
+void report_print_table(FILE *out, const struct report_row *rows, size_t n,
+			const struct report_info *info);
+int report_print_json(FILE *out, const struct report_row *rows, size_t n,
+		      const struct report_info *info);
+
+#endif /* DLPROF_REPORT_H */
