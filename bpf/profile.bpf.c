@@ -4,18 +4,31 @@
  * function id. Each thread keeps its own stack of calls in flight, so
  * recursion, nesting across libraries and threads pair correctly, and frames
  * abandoned by longjmp are found and counted as unmatched.
+ *
+ * Per-call counters are per-CPU perf events made per-thread here: the
+ * sched_switch program banks, for each thread with a call in flight, what
+ * each counter (and the clock) advanced while that thread was on a CPU
+ * (include/vcounter.h). A call's cost is the difference of the thread's
+ * virtual counters between its entry and its return.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "dlprof.h"
+#include "vcounter.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 filter_mode = DLPROF_FILTER_ALL;
 /* Also track the children a tracked process forks (launched commands). */
 const volatile __u32 follow_forks = 0;
+/* Perf events per call: slot cpu * DLPROF_MAX_EVENTS + k of perf_counters. */
+const volatile __u32 nr_events = 0;
+/* Send a call_record per call through the ringbuf (trace mode). */
+const volatile __u32 emit_records = 0;
+/* Wake the consumer only past this much unread data; it also drains on a timer. */
+const volatile __u64 wakeup_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,16 +64,40 @@ struct {
 	__type(value, struct dlprof_diag);
 } diag SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(max_entries, 1);	/* nr_cpus * DLPROF_MAX_EVENTS, set by the loader */
+	__type(key, int);
+	__type(value, int);
+} perf_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* set by the loader */
+} records SEC(".maps");
+
 struct frame {
 	__u64 t0;
 	__u64 sp;		/* user %sp at entry: points at the return address */
 	__u32 func_id;
-	__u32 pad;
+	__u32 flags;		/* enum call_flags gathered at entry */
+	__u64 oncpu0;		/* virtual on-CPU time at entry */
+	__u64 snap[DLPROF_MAX_EVENTS];	/* virtual counters at entry */
 };
 
 struct thread_calls {
 	__u32 depth;
+	/*
+	 * Bumped at every switch of this thread. Uprobe programs can be
+	 * preempted, and a switch between reading a counter and using the
+	 * banked state would escape sched_switch's bookkeeping: a probe
+	 * checks gen around its reads and retakes them when it moved.
+	 */
+	__u32 gen;
+	__u32 active;		/* a call is in flight: sched_switch maintains clock and counters */
 	__u32 pad;
+	struct vcounter clock;
+	struct vcounter ctr[DLPROF_MAX_EVENTS];
 	struct frame frames[DLPROF_MAX_DEPTH];
 };
 
@@ -81,6 +118,96 @@ static __always_inline struct frame *frame_at(struct thread_calls *tc, __u32 i)
 {
 	barrier_var(i);
 	return &tc->frames[i & (DLPROF_MAX_DEPTH - 1)];
+}
+
+static __always_inline struct dlprof_diag *get_diag(void);
+
+/*
+ * Read this CPU's counters into now[]. Returns the call_flags the reading
+ * deserves (CALL_F_SCALED when a counter was multiplexed).
+ */
+static __always_inline __u32 read_counters(__u64 *now)
+{
+	__u32 base = bpf_get_smp_processor_id() * DLPROF_MAX_EVENTS, flags = 0;
+	struct dlprof_diag *d;
+
+	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+		struct bpf_perf_event_value v = {};
+
+		if (k >= nr_events)
+			break;
+		if (bpf_perf_event_read_value(&perf_counters, base + k, &v, sizeof(v))) {
+			if ((d = get_diag()))
+				__sync_fetch_and_add(&d->counter_read_failed, 1);
+			now[k] = 0;
+			continue;
+		}
+		if (v.running < v.enabled)
+			flags |= CALL_F_SCALED;
+		now[k] = vcounter_scale(v.counter, v.enabled, v.running);
+	}
+	return flags;
+}
+
+/*
+ * The thread's virtual counters (vals) and on-CPU time at wall time t (or
+ * now, if the thread was switched after t), consistent with respect to
+ * switches: retaken when one came in between.
+ */
+static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 t, __u64 *oncpu, __u64 *vals)
+{
+	__u64 now[DLPROF_MAX_EVENTS] = {};
+	struct dlprof_diag *d;
+	__u32 flags = 0;
+
+	for (int attempt = 0; attempt < 4; attempt++) {
+		__u32 gen = tc->gen;
+
+		barrier();
+		flags = read_counters(now);
+		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+			if (k >= nr_events)
+				break;
+			vals[k] = vcounter_value(&tc->ctr[k], now[k]);
+		}
+		*oncpu = vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+		barrier();
+		if (tc->gen == gen)
+			break;
+		if ((d = get_diag()))
+			__sync_fetch_and_add(&d->preempt_retries, 1);
+	}
+	return flags;
+}
+
+/*
+ * First call in flight on this thread: from now on sched_switch keeps its
+ * clock and counters. Marked active before the bases are taken, and the
+ * bases retaken if a switch came in between, so none is missed.
+ */
+static __always_inline void activate(struct thread_calls *tc)
+{
+	__u64 now[DLPROF_MAX_EVENTS] = {};
+	struct dlprof_diag *d;
+
+	tc->active = 1;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		__u32 gen = tc->gen;
+
+		barrier();
+		read_counters(now);
+		vcounter_start(&tc->clock, bpf_ktime_get_ns());
+		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+			if (k >= nr_events)
+				break;
+			vcounter_start(&tc->ctr[k], now[k]);
+		}
+		barrier();
+		if (tc->gen == gen)
+			break;
+		if ((d = get_diag()))
+			__sync_fetch_and_add(&d->preempt_retries, 1);
+	}
 }
 
 static __always_inline struct dlprof_diag *get_diag(void)
@@ -143,28 +270,78 @@ static __always_inline void update_max(__u64 *slot, __u64 v)
 	}
 }
 
-static __always_inline void count_unmatched(__u32 id)
+/* The call as a record for the trace; counted as a drop when the ringbuf is full. */
+static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags, __u64 dur_ns,
+				 __u64 oncpu_ns, const __u64 *deltas)
 {
-	struct func_stats *s = get_stats(id);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct call_record *r;
+	struct dlprof_diag *d;
+
+	if (!emit_records)
+		return;
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		if ((d = get_diag()))
+			__sync_fetch_and_add(&d->ringbuf_drops, 1);
+		return;
+	}
+	r->type = REC_CALL;
+	r->depth = depth;
+	r->flags = flags;
+	r->func_id = f->func_id;
+	r->pid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->cpu = bpf_get_smp_processor_id();
+	r->nr_counters = nr_events;
+	r->ts_ns = f->t0;
+	r->dur_ns = dur_ns;
+	r->oncpu_ns = oncpu_ns;
+	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
+		r->counters[k] = deltas && k < nr_events ? deltas[k] : 0;
+	/*
+	 * A wakeup per record costs ~2.4 us here; the consumer drains on a
+	 * timer and is woken early only when data piles up.
+	 */
+	if (wakeup_bytes && bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	else
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void count_unmatched(const struct frame *f, __u32 depth)
+{
+	struct func_stats *s = get_stats(f->func_id);
 
 	if (s)
 		__sync_fetch_and_add(&s->unmatched, 1);
+	emit(f, depth, f->flags | CALL_F_UNMATCHED, 0, 0, NULL);
 }
 
-static __always_inline void count_return(__u32 id, __u64 dur_ns)
+static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
+					 __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
 {
-	struct func_stats *s = get_stats(id);
+	struct func_stats *s = get_stats(f->func_id);
 	__u32 b;
 
-	if (!s)
-		return;
-	__sync_fetch_and_add(&s->returns, 1);
-	__sync_fetch_and_add(&s->total_ns, dur_ns);
-	update_min(&s->min_ns, dur_ns ?: 1);
-	update_max(&s->max_ns, dur_ns);
-	b = hist_bucket(dur_ns);
-	if (b < HIST_BUCKETS)
-		__sync_fetch_and_add(&s->hist[b], 1);
+	if (s) {
+		__sync_fetch_and_add(&s->returns, 1);
+		__sync_fetch_and_add(&s->total_ns, dur_ns);
+		__sync_fetch_and_add(&s->oncpu_ns, oncpu_ns);
+		if (flags & CALL_F_SCALED)
+			__sync_fetch_and_add(&s->scaled, 1);
+		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+			if (k >= nr_events)
+				break;
+			__sync_fetch_and_add(&s->counters[k], deltas[k]);
+		}
+		update_min(&s->min_ns, dur_ns ?: 1);
+		update_max(&s->max_ns, dur_ns);
+		b = hist_bucket(dur_ns);
+		if (b < HIST_BUCKETS)
+			__sync_fetch_and_add(&s->hist[b], 1);
+	}
+	emit(f, depth, flags, dur_ns, oncpu_ns, deltas);
 }
 
 /*
@@ -213,8 +390,8 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
 			if (tail_call)
 				return;
 		}
-		count_unmatched(f->func_id);
 		tc->depth--;
+		count_unmatched(f, tc->depth);
 	}
 }
 
@@ -244,15 +421,24 @@ int BPF_KPROBE(dlprof_entry)
 	drop_dead_frames(tc, sp, true);
 	if (tc->depth >= DLPROF_MAX_DEPTH) {
 		/* The kernel installs no return probe this deep either. */
-		count_unmatched(id);
+		struct frame deep = { .func_id = id, .sp = sp, .t0 = bpf_ktime_get_ns() };
+
+		count_unmatched(&deep, tc->depth);
 		return 0;
 	}
 	f = frame_at(tc, tc->depth);
 	f->func_id = id;
 	f->sp = sp;
+	f->flags = 0;
+	if (tc->depth == 0)
+		activate(tc);
 	tc->depth++;
-	/* Last, so the probe's own work is not charged to the call. */
+	/*
+	 * Last, so the probe's own work is not charged to the call; the
+	 * on-CPU time is read at the same instant as the wall clock.
+	 */
 	f->t0 = bpf_ktime_get_ns();
+	f->flags = read_virtual(tc, f->t0, &f->oncpu0, f->snap);
 	return 0;
 }
 
@@ -261,10 +447,12 @@ int BPF_KPROBE(dlprof_return)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
 	struct frame *f;
 	__u64 entry_sp;
+	__u32 flags;
 
 	if (!tracked())
 		return 0;
@@ -279,8 +467,16 @@ int BPF_KPROBE(dlprof_return)
 	f = frame_at(tc, tc->depth - 1);
 	if (f->sp != entry_sp || f->func_id != id)
 		goto orphan;
+	flags = f->flags | read_virtual(tc, now, &oncpu, vals);
+	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+		if (k >= nr_events)
+			break;
+		vals[k] -= f->snap[k];
+	}
 	tc->depth--;
-	count_return(id, now - f->t0);
+	if (tc->depth == 0)
+		tc->active = 0;
+	count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
 	return 0;
 orphan:
 	if ((d = get_diag()))
@@ -318,7 +514,53 @@ int BPF_PROG(dlprof_exit, struct task_struct *task)
 		if (tc->depth == 0)
 			break;
 		tc->depth--;
-		count_unmatched(frame_at(tc, tc->depth)->func_id);
+		count_unmatched(frame_at(tc, tc->depth), tc->depth);
+	}
+	return 0;
+}
+
+/*
+ * Bank the leaving thread's progress and restart the arriving one's, for
+ * threads with a call in flight; every other thread only pays the lookups.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct thread_calls *ptc, *ntc;
+	__u64 now[DLPROF_MAX_EVENTS] = {}, t;
+
+	bool need_read = false;
+
+	ptc = bpf_task_storage_get(&thread_calls, prev, NULL, 0);
+	if (ptc)
+		need_read = ptc->active;
+	ntc = bpf_task_storage_get(&thread_calls, next, NULL, 0);
+	if (ntc && ntc->active)
+		need_read = true;
+	if (need_read)
+		read_counters(now);
+	t = bpf_ktime_get_ns();
+	if (ptc) {
+		ptc->gen++;
+		if (ptc->active) {
+			vcounter_switch_out(&ptc->clock, t);
+			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+				if (k >= nr_events)
+					break;
+				vcounter_switch_out(&ptc->ctr[k], now[k]);
+			}
+		}
+	}
+	if (ntc) {
+		ntc->gen++;
+		if (ntc->active) {
+			vcounter_switch_in(&ntc->clock, t);
+			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+				if (k >= nr_events)
+					break;
+				vcounter_switch_in(&ntc->ctr[k], now[k]);
+			}
+		}
 	}
 	return 0;
 }

@@ -38,7 +38,8 @@ struct func_stats {
 	__u64 min_ns;		/* 0 = no call yet */
 	__u64 max_ns;
 	__u64 oncpu_ns;
-	__u64 counters[DLPROF_MAX_EVENTS];
+	__u64 scaled;		/* calls with a multiplexed (extrapolated) counter */
+	__u64 counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
 	__u64 hist[HIST_BUCKETS];
 };
 
@@ -78,6 +79,8 @@ struct dlprof_diag {
 	__u64 stats_alloc_failed;	/* a func_stats entry could not be created: numbers incomplete */
 	__u64 storage_failed;	/* no per-thread storage: the call was counted but not timed */
 	__u64 ringbuf_drops;	/* call records lost to a full ringbuf (aggregates still exact) */
+	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */
+	__u64 preempt_retries;	/* counter snapshots retaken because the thread was switched mid-probe */
 };
 
 #endif /* DLPROF_H */

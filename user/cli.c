@@ -108,6 +108,24 @@ static int on_interval(struct profile_opts *o, const char *arg, char *err, size_
 	return parse_seconds(arg, "i", &o->interval_s, err, err_sz);
 }
 
+static int on_events(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "-e: empty event list; -e list shows the events");
+	if (!strcmp(arg, "list"))
+		o->list_events = true;
+	else
+		o->events = arg;
+	return 0;
+}
+
+static int on_list_events(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->list_events = true;
+	return 0;
+}
+
 static int on_json(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	(void)arg; (void)err; (void)err_sz;
@@ -153,6 +171,8 @@ static const struct cli_option options[] = {
 	{ "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
 	{ "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
 	{ "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
+	{ "event", 'e', "EVENTS", "perf events to count per call, comma-separated (-e list shows them)", on_events },
+	{ "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
 	{ "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
 	{ "attach", 0, "MODE", "auto (default), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
 	{ "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },
@@ -223,7 +243,7 @@ int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_
 	/* Whatever follows the options ("--" already consumed) is the command, as with perf. */
 	if (optind < argc)
 		opts->command = &argv[optind];
-	if (opts->help || opts->version)
+	if (opts->help || opts->version || opts->list_events)
 		return 0;
 	if (!opts->libs.cnt)
 		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");

@@ -20,6 +20,8 @@ struct profile_opts {
 	pid_t pid;			/* -p; 0: none */
 	double duration_s;		/* -d; 0: until the command exits or a signal */
 	double interval_s;		/* -i; 0: only at the end */
+	const char *events;		/* -e: comma-separated perf event names; NULL: the default set */
+	bool list_events;		/* -e list / --list-events */
 	bool json;
 	int attach_mode;		/* enum attach_mode */
 	int verbose;

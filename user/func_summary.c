@@ -10,6 +10,7 @@ void func_stats_accumulate(struct func_stats *acc, const struct func_stats *cpu)
 	acc->unmatched += cpu->unmatched;
 	acc->total_ns += cpu->total_ns;
 	acc->oncpu_ns += cpu->oncpu_ns;
+	acc->scaled += cpu->scaled;
 	if (cpu->min_ns && (!acc->min_ns || cpu->min_ns < acc->min_ns))
 		acc->min_ns = cpu->min_ns;
 	if (cpu->max_ns > acc->max_ns)
@@ -59,4 +60,7 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 	out->p50_ns = hist_quantile(sum->hist, sum->returns, 0.50, sum->min_ns, sum->max_ns);
 	out->p90_ns = hist_quantile(sum->hist, sum->returns, 0.90, sum->min_ns, sum->max_ns);
 	out->p99_ns = hist_quantile(sum->hist, sum->returns, 0.99, sum->min_ns, sum->max_ns);
+	out->oncpu_ns = sum->oncpu_ns;
+	out->scaled = sum->scaled;
+	memcpy(out->counters, sum->counters, sizeof(out->counters));
 }

@@ -17,6 +17,9 @@ struct func_summary {
 	uint64_t p50_ns;
 	uint64_t p90_ns;
 	uint64_t p99_ns;
+	uint64_t oncpu_ns;	/* total over timed calls */
+	uint64_t scaled;	/* timed calls whose counters were extrapolated (multiplexed) */
+	uint64_t counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
 };
 
 /* acc += one CPU's slot (min ignores CPUs that saw no call). */

@@ -62,6 +62,9 @@ int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		diag->orphan_returns += diag_cpu[c].orphan_returns;
 		diag->stats_alloc_failed += diag_cpu[c].stats_alloc_failed;
 		diag->storage_failed += diag_cpu[c].storage_failed;
+		diag->ringbuf_drops += diag_cpu[c].ringbuf_drops;
+		diag->counter_read_failed += diag_cpu[c].counter_read_failed;
+		diag->preempt_retries += diag_cpu[c].preempt_retries;
 	}
 cleanup:
 	free(per_cpu);

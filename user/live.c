@@ -16,6 +16,7 @@
 #include "attach.h"
 #include "cli.h"
 #include "dlprof.h"
+#include "events.h"
 #include "kernel_stats.h"
 #include "live.h"
 #include "preflight.h"
@@ -34,6 +35,9 @@ struct live {
 	struct launched_cmd cmd;
 	struct report_row *rows;
 	struct report_info info;
+	struct event_set events;
+	int *event_fds;		/* nr_cpus * DLPROF_MAX_EVENTS */
+	size_t nr_event_fds;
 	int sig_fd;
 	int pid_fd;
 	int exit_status;	/* the launched command's, once it ended */
@@ -68,26 +72,83 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int choose_events(struct live *l)
+{
+	char msg[256];
+	bool no_pmu;
+
+	if (l->opts.events) {
+		if (event_set_parse(&l->events, l->opts.events, msg, sizeof(msg))) {
+			errmsg("%s", msg);
+			return -EINVAL;
+		}
+	} else {
+		event_set_default(&l->events, &no_pmu);
+		if (no_pmu)
+			errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
+	}
+	l->info.nr_events = l->events.cnt;
+	for (size_t k = 0; k < l->events.cnt; k++)
+		l->info.events[k] = l->events.ev[k]->name;
+	return 0;
+}
+
+/* Per-CPU perf events into the map the BPF programs read them from. */
+static int open_events(struct live *l)
+{
+	int nr_cpus = libbpf_num_possible_cpus(), map_fd, err;
+
+	if (nr_cpus <= 0)
+		return nr_cpus ?: -EINVAL;
+	l->nr_event_fds = (size_t)nr_cpus * DLPROF_MAX_EVENTS;
+	l->event_fds = calloc(l->nr_event_fds, sizeof(int));
+	if (!l->event_fds)
+		return -ENOMEM;
+	err = event_set_open(&l->events, nr_cpus, l->event_fds);
+	if (err) {
+		l->nr_event_fds = 0;
+		return err;
+	}
+	map_fd = bpf_map__fd(l->skel->maps.perf_counters);
+	for (__u32 i = 0; i < l->nr_event_fds; i++)
+		if (l->event_fds[i] >= 0 && bpf_map_update_elem(map_fd, &i, &l->event_fds[i], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 static int load_bpf(struct live *l, enum attach_mode mode)
 {
 	bool filtered = l->opts.pid || l->opts.command;
+	int nr_cpus = libbpf_num_possible_cpus();
 	int err;
 
+	if (nr_cpus <= 0)
+		return nr_cpus ?: -EINVAL;
 	l->skel = profile_bpf__open();
 	if (!l->skel)
 		return -errno;
 	l->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
 	l->skel->rodata->follow_forks = l->opts.command != NULL;
-	err = bpf_map__set_max_entries(l->skel->maps.call_counts, (__u32)l->table.nr_funcs);
+	l->skel->rodata->nr_events = (__u32)l->events.cnt;
+	err = bpf_map__set_max_entries(l->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
+	if (!err)
+		err = bpf_map__set_max_entries(l->skel->maps.call_counts, (__u32)l->table.nr_funcs);
 	if (!err)
 		err = bpf_map__set_max_entries(l->skel->maps.stats, (__u32)l->table.nr_funcs);
 	if (!err)
 		err = attach_prepare_progs(l->skel->progs.dlprof_entry, l->skel->progs.dlprof_return, mode);
 	if (!err)
 		err = profile_bpf__load(l->skel);
+	if (!err)
+		err = open_events(l);
 	if (!err) {
 		l->skel->links.dlprof_exit = bpf_program__attach(l->skel->progs.dlprof_exit);
 		if (!l->skel->links.dlprof_exit)
+			err = -errno;
+	}
+	if (!err) {
+		l->skel->links.dlprof_switch = bpf_program__attach(l->skel->progs.dlprof_switch);
+		if (!l->skel->links.dlprof_switch)
 			err = -errno;
 	}
 	if (!err && l->opts.command) {
@@ -298,6 +359,16 @@ static int live_run(struct live *l, int argc, char **argv)
 		errmsg("%s", msg);
 		return 1;
 	}
+	if (l->opts.list_events) {
+		event_list_print(stdout);
+		return 0;
+	}
+
+	if (l->opts.command && (err = target_command_check(l->opts.command[0]))) {
+		errmsg("cannot run %s: %s", l->opts.command[0],
+		       err == -ENOENT ? "command not found" : strerror(-err));
+		return err == -ENOENT ? 127 : 126;
+	}
 	if (l->opts.pid && target_pid_check(l->opts.pid)) {
 		errmsg("process %d not found", (int)l->opts.pid);
 		return 1;
@@ -311,6 +382,8 @@ static int live_run(struct live *l, int argc, char **argv)
 		if (l->table.libs[i].ifunc_unresolved)
 			errmsg("warning: %zu IFUNC functions of %s left out: their implementation could not be found",
 			       l->table.libs[i].ifunc_unresolved, l->table.libs[i].file->display);
+	if (choose_events(l))
+		return EXIT_USAGE;
 	l->rows = calloc(l->table.nr_funcs, sizeof(*l->rows));
 	if (!l->rows)
 		return 1;
@@ -360,6 +433,9 @@ int cmd_live(int argc, char **argv)
 	probe_table__free(&l.table);
 	free(l.rows);
 	cli_opts_free(&l.opts);
+	if (l.event_fds)
+		event_fds_close(l.event_fds, l.nr_event_fds);
+	free(l.event_fds);
 	if (l.sig_fd >= 0)
 		close(l.sig_fd);
 	if (l.pid_fd >= 0)

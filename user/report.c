@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +48,34 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+void report_format_count(char *buf, size_t sz, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, sz, "%.2fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, sz, "%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, sz, "%.0f", v);
+	else if (v >= 100)
+		snprintf(buf, sz, "%.1f", v);
+	else
+		snprintf(buf, sz, "%.2f", v);
+}
+
+static int event_index(const struct report_info *info, const char *name)
+{
+	for (size_t k = 0; k < info->nr_events; k++)
+		if (!strcmp(info->events[k], name))
+			return (int)k;
+	return -1;
+}
+
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
-	int fw = 8, lw = 7, shown = 0, unmatched = 0;
+	int fw = 8, lw = 7, shown = 0, unmatched = 0, scaled = 0;
+	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
+	bool ipc = cyc >= 0 && ins >= 0;
 	char t[6][24];
 
 	for (size_t i = 0; i < n; i++) {
@@ -61,11 +86,18 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		if ((int)strlen(base_name(rows[i].lib)) > lw)
 			lw = (int)strlen(base_name(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
+		scaled |= rows[i].s.scaled != 0;
 	}
 	if (fw > 48)
 		fw = 48;
-	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s%s\n", fw, "FUNCTION", lw, "LIBRARY",
-		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", unmatched ? "  UNMATCHED" : "");
+	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s %9s", fw, "FUNCTION", lw, "LIBRARY",
+		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", "ONCPU");
+	for (size_t k = 0; k < info->nr_events; k++)
+		fprintf(out, " %*s", (int)(strlen(info->events[k]) > 9 ? strlen(info->events[k]) : 9),
+			info->events[k]);
+	if (ipc)
+		fprintf(out, " %6s", "IPC");
+	fprintf(out, "%s\n", unmatched ? "  UNMATCHED" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct func_summary *s = &rows[i].s;
 
@@ -77,17 +109,37 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		report_format_ns(t[2], sizeof(t[2]), s->p50_ns);
 		report_format_ns(t[3], sizeof(t[3]), s->p99_ns);
 		report_format_ns(t[4], sizeof(t[4]), s->max_ns);
+		report_format_ns(t[5], sizeof(t[5]), s->returns ? s->oncpu_ns / s->returns : 0);
 		if (!s->returns)
-			for (int k = 1; k < 5; k++)
+			for (int k = 1; k < 6; k++)
 				strcpy(t[k], "-");
-		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s", fw, fw, rows[i].func, lw,
-			base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4]);
+		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s", fw, fw, rows[i].func,
+			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
+		for (size_t k = 0; k < info->nr_events; k++) {
+			char v[24] = "-";
+			int w = (int)(strlen(info->events[k]) > 9 ? strlen(info->events[k]) : 9);
+
+			if (s->returns)
+				report_format_count(v, sizeof(v) - 1, (double)s->counters[k] / (double)s->returns);
+			if (s->scaled)
+				strcat(v, "*");
+			fprintf(out, " %*s", w, v);
+		}
+		if (ipc) {
+			if (s->counters[cyc])
+				fprintf(out, " %6.2f", (double)s->counters[ins] / (double)s->counters[cyc]);
+			else
+				fprintf(out, " %6s", "-");
+		}
 		if (unmatched)
 			fprintf(out, "  %9" PRIu64, s->unmatched);
 		fputc('\n', out);
 	}
 	if (!shown)
 		fprintf(out, "(no calls)\n");
+	if (info->nr_events)
+		fprintf(out, "# ONCPU and the events are per timed call%s\n",
+			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
 	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
 		info->attach_mode, info->attach_ms);
 	if (info->functions_skipped)
@@ -107,14 +159,20 @@ static int add_u64(struct json_object *o, const char *key, uint64_t v)
 	return n ? json_object_object_add(o, key, n) : -ENOMEM;
 }
 
-static struct json_object *row_json(const struct report_row *r)
+static struct json_object *row_json(const struct report_row *r, const struct report_info *info)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *ctr = json_object_new_object();
 	const struct func_summary *s = &r->s;
 	int err = 0;
 
-	if (!o)
+	if (!o || !ctr) {
+		json_object_put(o);
+		json_object_put(ctr);
 		return NULL;
+	}
+	err |= json_object_object_add(o, "counters", ctr);
+	for (size_t k = 0; k < info->nr_events; k++)
+		err |= add_u64(ctr, info->events[k], s->counters[k]);
 	err |= json_object_object_add(o, "lib", json_object_new_string(r->lib));
 	err |= json_object_object_add(o, "name", json_object_new_string(r->func));
 	err |= add_u64(o, "calls", s->calls);
@@ -127,6 +185,8 @@ static struct json_object *row_json(const struct report_row *r)
 	err |= add_u64(o, "p99_ns", s->p99_ns);
 	err |= add_u64(o, "unmatched", s->unmatched);
 	err |= add_u64(o, "timed", s->returns);
+	err |= add_u64(o, "oncpu_ns", s->oncpu_ns);
+	err |= add_u64(o, "scaled_calls", s->scaled);
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -155,12 +215,19 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
+	{
+		struct json_object *evs = json_object_new_array();
+
+		err |= evs ? json_object_object_add(doc, "events", evs) : -ENOMEM;
+		for (size_t k = 0; evs && k < info->nr_events; k++)
+			err |= json_object_array_add(evs, json_object_new_string(info->events[k]));
+	}
 	for (size_t i = 0; i < n && !err; i++) {
 		struct json_object *r;
 
 		if (!rows[i].s.calls)
 			continue;
-		r = row_json(&rows[i]);
+		r = row_json(&rows[i], info);
 		err |= r ? json_object_array_add(funcs, r) : -ENOMEM;
 	}
 	if (!err) {

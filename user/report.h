@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dlprof.h"
 #include "func_summary.h"
 
 struct report_row {
@@ -16,6 +17,8 @@ struct report_row {
 };
 
 struct report_info {
+	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
+	size_t nr_events;
 	double attach_ms;
 	size_t functions_attached;
 	size_t functions_skipped;
@@ -30,6 +33,8 @@ struct report_info {
 void report_sort(struct report_row *rows, size_t n);
 /* Writes a duration with a unit people read: 950ns, 12.3us, 4.56ms, 1.20s. */
 void report_format_ns(char *buf, size_t sz, uint64_t ns);
+/* A per-call count people read: 3.50, 120.5, 45210, 1.20M. */
+void report_format_count(char *buf, size_t sz, double v);
 /* Rows with no calls are left out of both outputs. */
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info);

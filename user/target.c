@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -98,6 +100,47 @@ void launched_cmd__abort(struct launched_cmd *cmd)
 	if (cmd->err_fd >= 0)
 		close(cmd->err_fd);
 	cmd->go_fd = cmd->err_fd = -1;
+}
+
+static int executable_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EACCES;
+	return access(path, X_OK) ? -errno : 0;
+}
+
+int target_command_check(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	int err = -ENOENT;
+
+	if (strchr(cmd, '/'))
+		return executable_file(cmd);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		int e;
+
+		/* An empty entry is the current directory, as execvp(3) takes it. */
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, len ? path : ".", "/", cmd) <
+		    (int)sizeof(buf)) {
+			e = executable_file(buf);
+			if (!e)
+				return 0;
+			if (e == -EACCES)
+				err = e;
+		}
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return err;
 }
 
 int target_pid_check(pid_t pid)

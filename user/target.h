@@ -22,6 +22,9 @@ int launched_cmd__release(struct launched_cmd *cmd);
 /* Kill and reap a child that will never be released. */
 void launched_cmd__abort(struct launched_cmd *cmd);
 
+/* 0 when cmd names an executable file (directly or in $PATH), else -ENOENT or -EACCES. */
+int target_command_check(const char *cmd);
+
 /* 0 when pid names a live process, -ESRCH otherwise. */
 int target_pid_check(pid_t pid);
 /* A pollable fd that turns readable when pid exits (pidfd), or -errno. */

@@ -49,10 +49,10 @@ def base_args(extra=()):
     return args + list(extra)
 
 
-def run_profiled(cmd, extra=(), timeout=120):
+def run_profiled(cmd, extra=(), timeout=120, env=None):
     """Launch cmd under the profiler; returns (rc, json doc or None, stderr)."""
     p = subprocess.run(base_args(["--lib", LIB] + list(extra)) + ["--"] + cmd,
-                       capture_output=True, text=True, timeout=timeout)
+                       capture_output=True, text=True, timeout=timeout, env=env)
     doc = None
     if p.stdout.strip():
         doc = json.loads(p.stdout)
@@ -85,8 +85,13 @@ def start_profiler_on(pid, libs, extra=()):
         args += ["--lib", lib]
     prof = subprocess.Popen(args + ["-p", str(pid)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    line = prof.stderr.readline()
-    check("profiling" in line, f"profiler did not attach: {line!r} {prof.stderr.read() if prof.poll() is not None else ''}")
+    seen = []
+    while True:
+        line = prof.stderr.readline()
+        seen.append(line)
+        if not line or "profiling" in line:
+            break
+    check("profiling" in line, f"profiler did not attach: {''.join(seen)!r}")
     return prof
 
 
@@ -183,6 +188,79 @@ def test_libc_strlen_ifunc():
     f = func(json.loads(p.stdout), "strlen")
     # libc's own start-up calls strlen a few times too.
     check(f and 100000 <= f["calls"] <= 100100, f"libc strlen: {f}")
+
+
+def counter_per_call(f, event):
+    return f["counters"][event] / f["timed"]
+
+
+def test_counter_page_faults():
+    rc, doc, err = run_profiled([DRIVER, "pages", "64", "50"], ["-e", "page-faults"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_touch_pages")
+    check(f and f["timed"] == 50, f"dlt_touch_pages: {f}")
+    check(doc["events"] == ["page-faults"], f"events {doc['events']}")
+    check(abs(counter_per_call(f, "page-faults") - 64) <= 1, f"page faults per call {counter_per_call(f, 'page-faults')} != 64 +-1")
+
+
+def test_oncpu_sleep():
+    rc, doc, err = run_profiled([DRIVER, "sleep", "20", "10"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_sleep_ms")
+    check(f["oncpu_ns"] < 0.05 * f["total_ns"], f"on-CPU {f['oncpu_ns']} not below 5% of wall {f['total_ns']}")
+
+
+def test_oncpu_migration():
+    if os.cpu_count() < 2:
+        raise Skip("one CPU: a thread cannot change CPU")
+    rc, doc, err = run_profiled([DRIVER, "migrate", "100", "5"], ["-e", "cpu-migrations"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_spin_migrate")
+    check(f["oncpu_ns"] >= 0.9 * f["total_ns"], f"on-CPU {f['oncpu_ns']} not within 10% of wall {f['total_ns']}")
+    check(counter_per_call(f, "cpu-migrations") >= 1, f"no migration counted: {f}")
+
+
+def test_shared_cpu():
+    noise = subprocess.Popen([DRIVER, "noise", "10"], env=dict(os.environ, DLTEST_CPU="0"))
+    try:
+        time.sleep(0.2)
+        rc, doc, err = run_profiled([DRIVER, "spintouch", "100", "32", "10"], ["-e", "page-faults"],
+                                    env=dict(os.environ, DLTEST_CPU="0"))
+    finally:
+        noise.kill()
+        noise.wait()
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_spin_touch")
+    ratio = f["oncpu_ns"] / f["total_ns"]
+    check(0.35 <= ratio <= 0.65, f"on-CPU/wall {ratio:.3f} not near 0.5 with a busy neighbour")
+    check(abs(counter_per_call(f, "page-faults") - 32) <= 1,
+          f"page faults per call {counter_per_call(f, 'page-faults')} != 32 +-1 (the neighbour's faults leaked in?)")
+
+
+def test_naps_context_switches():
+    rc, doc, err = run_profiled([DRIVER, "nap", "5", "20"], ["-e", "context-switches"])
+    check(rc == 0, f"rc {rc}: {err}")
+    f = func(doc, "dlt_nap")
+    check(counter_per_call(f, "context-switches") >= 5, f"context switches per call {counter_per_call(f, 'context-switches')} < 5")
+
+
+def has_pmu():
+    p = subprocess.run([DLPROF, "-e", "list"], capture_output=True, text=True)
+    return any(l.split()[:3] == ["cycles", "hardware", "supported"] for l in p.stdout.splitlines())
+
+
+def test_hardware_events():
+    if has_pmu():
+        rc, doc, err = run_profiled([DRIVER, "count", "1000"], ["-e", "cycles,instructions"])
+        check(rc == 0, f"rc {rc}: {err}")
+        f = func(doc, "dlt_add")
+        check(f["counters"]["cycles"] > 0 and f["counters"]["instructions"] > 0, f"hardware counters: {f}")
+        return
+    # No PMU (our VMs): a clear one-line error, never a column of zeros.
+    expect_error([DLPROF, "--lib", LIB, "-e", "cycles", "--", DRIVER, "exit", "0"], "no hardware PMU")
+    rc, doc, err = run_profiled([DRIVER, "count", "10"])
+    check("no hardware PMU" in err, f"default events must say there is no PMU: {err!r}")
+    check(doc["events"] == ["page-faults", "context-switches"], f"default events {doc['events']}")
 
 
 def test_fork_follow():

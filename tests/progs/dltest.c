@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* A library with known call behaviour for the integration tests. */
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -83,3 +84,56 @@ static int (*resolve_ifunc_add(void))(int, int)
 }
 
 int dlt_ifunc_add(int a, int b) __attribute__((ifunc("resolve_ifunc_add")));
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void spin_until(double end_ms)
+{
+	while (mono_ms() < end_ms)
+		__asm__ volatile("" ::: "memory");
+}
+
+/* Busy for ms of wall time. */
+__attribute__((noinline)) void dlt_spin_ms(int ms)
+{
+	spin_until(mono_ms() + ms);
+}
+
+/* Busy for ms, moving itself to another CPU halfway. */
+__attribute__((noinline)) void dlt_spin_migrate(int ms)
+{
+	double start = mono_ms();
+	int cpu = sched_getcpu(), ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	spin_until(start + ms / 2.0);
+	CPU_ZERO(&set);
+	CPU_SET((cpu + 1) % ncpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	spin_until(start + ms);
+}
+
+/* Sleeps a millisecond, naps times. */
+__attribute__((noinline)) void dlt_nap(int naps)
+{
+	for (int i = 0; i < naps; i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Busy for ms, touching pages fresh pages on the way. */
+__attribute__((noinline)) void dlt_spin_touch(int ms, int pages)
+{
+	double start = mono_ms();
+
+	dlt_touch_pages(pages);
+	spin_until(start + ms);
+}

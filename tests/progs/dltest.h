@@ -13,5 +13,9 @@ void dlt_outer(jmp_buf env);
 void dlt_touch_pages(int pages);
 int dlt_apply(int (*fn)(int, int), int a);
 int dlt_ifunc_add(int a, int b);
+void dlt_spin_ms(int ms);
+void dlt_spin_migrate(int ms);
+void dlt_nap(int naps);
+void dlt_spin_touch(int ms, int pages);
 
 #endif

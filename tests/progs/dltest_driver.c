@@ -6,6 +6,9 @@
  *           and for another one before exiting (for -p tests).
  */
 #include <dlfcn.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -105,6 +108,33 @@ static int run(int argc, char **argv)
 
 		for (long i = 0; i < n; i++)
 			sink = (int)len(mode);
+	} else if (!strcmp(mode, "pages")) {	/* pages K N: N calls touching K fresh pages */
+		for (long i = 0; i < m; i++)
+			dlt_touch_pages((int)n);
+	} else if (!strcmp(mode, "spin")) {	/* spin MS N */
+		for (long i = 0; i < m; i++)
+			dlt_spin_ms((int)n);
+	} else if (!strcmp(mode, "migrate")) {	/* migrate MS N: each call changes CPU halfway */
+		for (long i = 0; i < m; i++)
+			dlt_spin_migrate((int)n);
+	} else if (!strcmp(mode, "nap")) {	/* nap K N: N calls sleeping K times */
+		for (long i = 0; i < m; i++)
+			dlt_nap((int)n);
+	} else if (!strcmp(mode, "spintouch")) {	/* spintouch MS K N */
+		for (long i = 0; i < atol(argv[3]); i++)
+			dlt_spin_touch((int)n, (int)m);
+	} else if (!strcmp(mode, "noise")) {	/* noise SECONDS: burn CPU and fault pages, unprofiled */
+		time_t end = time(NULL) + n;
+		long psz = sysconf(_SC_PAGESIZE);
+
+		while (time(NULL) < end) {
+			char *p = mmap(NULL, 16 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			for (int i = 0; p != MAP_FAILED && i < 16; i++)
+				p[i * psz] = 1;
+			if (p != MAP_FAILED)
+				munmap(p, 16 * psz);
+		}
 	} else if (!strcmp(mode, "exit")) {	/* exit CODE */
 		return (int)n;
 	} else {
@@ -114,11 +144,26 @@ static int run(int argc, char **argv)
 	return 0;
 }
 
+/* DLTEST_CPU=N pins the driver to CPU N (tests that share a CPU on purpose). */
+static void pin_from_env(void)
+{
+	const char *cpu = getenv("DLTEST_CPU");
+	cpu_set_t set;
+
+	if (!cpu)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(atoi(cpu), &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		exit(4);
+}
+
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && !strcmp(argv[1], "--wait");
 	int ret;
 
+	pin_from_env();
 	if (argc < 2 + wait)
 		return 2;
 	if (wait) {
