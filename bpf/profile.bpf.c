@@ -149,17 +149,15 @@ static __always_inline __u32 read_counters(__u64 *now)
 	return flags;
 }
 
-/*
- * The thread's virtual counters (vals) and on-CPU time at wall time t (or
- * now, if the thread was switched after t), consistent with respect to
- * switches: retaken when one came in between.
- */
-static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 t, __u64 *oncpu, __u64 *vals)
+/* The thread's virtual counters, retaken when a switch came in between. */
+static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 *vals)
 {
 	__u64 now[DLPROF_MAX_EVENTS] = {};
 	struct dlprof_diag *d;
 	__u32 flags = 0;
 
+	if (!nr_events)
+		return 0;
 	for (int attempt = 0; attempt < 4; attempt++) {
 		__u32 gen = tc->gen;
 
@@ -170,7 +168,6 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 t, __u6
 				break;
 			vals[k] = vcounter_value(&tc->ctr[k], now[k]);
 		}
-		*oncpu = vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
 		barrier();
 		if (tc->gen == gen)
 			break;
@@ -178,6 +175,26 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 t, __u6
 			__sync_fetch_and_add(&d->preempt_retries, 1);
 	}
 	return flags;
+}
+
+/*
+ * The thread's on-CPU time at wall time t, read at the same instant as the
+ * wall clock; if the thread was switched since t, at the current time.
+ */
+static __always_inline __u64 oncpu_at(struct thread_calls *tc, __u64 t)
+{
+	__u64 v = 0;
+
+	for (int attempt = 0; attempt < 4; attempt++) {
+		__u32 gen = tc->gen;
+
+		barrier();
+		v = vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+		barrier();
+		if (tc->gen == gen)
+			break;
+	}
+	return v;
 }
 
 /*
@@ -430,15 +447,18 @@ int BPF_KPROBE(dlprof_entry)
 	f->func_id = id;
 	f->sp = sp;
 	f->flags = 0;
-	if (tc->depth == 0)
+	if (tc->depth == 0) {
+		/* The virtual counters start at zero: nothing to read twice. */
 		activate(tc);
+		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
+			f->snap[k] = 0;
+	} else {
+		f->flags = read_virtual(tc, f->snap);
+	}
 	tc->depth++;
-	/*
-	 * Last, so the probe's own work is not charged to the call; the
-	 * on-CPU time is read at the same instant as the wall clock.
-	 */
+	/* Last, so the probe's own work is not charged to the call. */
 	f->t0 = bpf_ktime_get_ns();
-	f->flags = read_virtual(tc, f->t0, &f->oncpu0, f->snap);
+	f->oncpu0 = oncpu_at(tc, f->t0);
 	return 0;
 }
 
@@ -467,7 +487,8 @@ int BPF_KPROBE(dlprof_return)
 	f = frame_at(tc, tc->depth - 1);
 	if (f->sp != entry_sp || f->func_id != id)
 		goto orphan;
-	flags = f->flags | read_virtual(tc, now, &oncpu, vals);
+	flags = f->flags | read_virtual(tc, vals);
+	oncpu = oncpu_at(tc, now);
 	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 		if (k >= nr_events)
 			break;

@@ -171,7 +171,7 @@ static const struct cli_option options[] = {
 	{ "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
 	{ "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
 	{ "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
-	{ "event", 'e', "EVENTS", "perf events to count per call, comma-separated (-e list shows them)", on_events },
+	{ "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events },
 	{ "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
 	{ "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
 	{ "attach", 0, "MODE", "auto (default), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },

@@ -77,7 +77,9 @@ static int choose_events(struct live *l)
 	char msg[256];
 	bool no_pmu;
 
-	if (l->opts.events) {
+	if (l->opts.events && !strcmp(l->opts.events, "none")) {
+		memset(&l->events, 0, sizeof(l->events));
+	} else if (l->opts.events) {
 		if (event_set_parse(&l->events, l->opts.events, msg, sizeof(msg))) {
 			errmsg("%s", msg);
 			return -EINVAL;

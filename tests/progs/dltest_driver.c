@@ -172,6 +172,8 @@ int main(int argc, char **argv)
 		wait_line();
 	}
 	ret = run(argc - 1 - wait, argv + 1 + wait);
+	if (dlt_thread_cpu_ns)
+		fprintf(stderr, "dltest: thread_cpu_ns %llu\n", dlt_thread_cpu_ns);
 	if (wait) {
 		printf("done\n");
 		fflush(stdout);
