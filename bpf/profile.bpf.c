@@ -412,8 +412,15 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
 	}
 }
 
-SEC("uprobe")
-int BPF_KPROBE(dlprof_entry)
+/*
+ * Uprobe session kfuncs (kernel 6.13, commit d920179b3d48 "bpf: Add support
+ * for uprobe multi session attach"); bpftool 7.1's vmlinux.h predates
+ * them. Weak, so kernels without them still load the other programs.
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* Returns 0 when a frame was pushed and the return is wanted, 1 otherwise. */
+static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
 	struct thread_calls *tc;
@@ -422,7 +429,7 @@ int BPF_KPROBE(dlprof_entry)
 	__u64 *calls, sp;
 
 	if (!tracked())
-		return 0;
+		return 1;
 	calls = bpf_map_lookup_elem(&call_counts, &id);
 	if (calls)
 		__sync_fetch_and_add(calls, 1);
@@ -432,7 +439,7 @@ int BPF_KPROBE(dlprof_entry)
 	if (!tc) {
 		if ((d = get_diag()))
 			__sync_fetch_and_add(&d->storage_failed, 1);
-		return 0;
+		return 1;
 	}
 	sp = PT_REGS_SP(ctx);
 	drop_dead_frames(tc, sp, true);
@@ -441,7 +448,7 @@ int BPF_KPROBE(dlprof_entry)
 		struct frame deep = { .func_id = id, .sp = sp, .t0 = bpf_ktime_get_ns() };
 
 		count_unmatched(&deep, tc->depth);
-		return 0;
+		return 1;
 	}
 	f = frame_at(tc, tc->depth);
 	f->func_id = id;
@@ -462,10 +469,8 @@ int BPF_KPROBE(dlprof_entry)
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(dlprof_return)
+static __always_inline int on_return(struct pt_regs *ctx, __u64 now)
 {
-	__u64 now = bpf_ktime_get_ns();
 	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
 	struct thread_calls *tc;
@@ -503,6 +508,35 @@ orphan:
 	if ((d = get_diag()))
 		__sync_fetch_and_add(&d->orphan_returns, 1);
 	return 0;
+}
+
+/* Multi-uprobe and classic modes: separate entry and return programs. */
+SEC("uprobe")
+int BPF_KPROBE(dlprof_entry)
+{
+	on_entry(ctx);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(dlprof_return)
+{
+	return on_return(ctx, bpf_ktime_get_ns());
+}
+
+/*
+ * Session mode: one program for both halves. An entry that pushed no frame
+ * (another process, no memory) returns 1, and the kernel then skips the
+ * return probe altogether: untracked processes pay no uretprobe.
+ */
+SEC("uprobe")
+int BPF_KPROBE(dlprof_session)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (bpf_session_is_return())
+		return on_return(ctx, now);
+	return on_entry(ctx);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -12,10 +12,13 @@
 
 /*
  * Multi-uprobe links came with kernel 6.6 (commit 89ae89f53d20 "bpf: Add
- * multi uprobe link"); Debian 12's uapi headers and libbpf 1.1 predate them,
- * so the numbers and the attr layout are spelled out here.
+ * multi uprobe link"), uprobe sessions with 6.13 (commit d920179b3d48
+ * "bpf: Add support for uprobe multi session attach"); Debian 12's uapi
+ * headers and libbpf 1.1 predate both, so the numbers and the attr layout
+ * are spelled out here.
  */
 #define DLPROF_BPF_TRACE_UPROBE_MULTI	48
+#define DLPROF_BPF_TRACE_UPROBE_SESSION	57
 #define DLPROF_BPF_F_UPROBE_MULTI_RETURN 1u
 
 /* union bpf_attr's link_create for uprobe_multi, byte for byte. */
@@ -35,8 +38,7 @@ struct link_create_uprobe_multi {
 
 struct attacher {
 	enum attach_mode mode;
-	struct bpf_program *entry;
-	struct bpf_program *ret;
+	struct attach_progs progs;
 	pid_t pid;
 	int *link_fds;			/* multi links */
 	size_t nr_link_fds, cap_link_fds;
@@ -47,6 +49,7 @@ struct attacher {
 
 static const char *const mode_names[] = {
 	[ATTACH_AUTO] = "auto",
+	[ATTACH_SESSION] = "session",
 	[ATTACH_MULTI] = "multi",
 	[ATTACH_CLASSIC] = "classic",
 };
@@ -66,13 +69,14 @@ int attach_mode_parse(const char *name)
 	return -EINVAL;
 }
 
-static int sys_link_create_uprobe_multi(int prog_fd, const char *path, const uint64_t *offsets,
-					const uint64_t *cookies, __u32 cnt, __u32 flags, pid_t pid)
+static int sys_link_create_uprobe_multi(int prog_fd, __u32 attach_type, const char *path,
+					const uint64_t *offsets, const uint64_t *cookies, __u32 cnt,
+					__u32 flags, pid_t pid)
 {
 	union bpf_attr attr;
 	struct link_create_uprobe_multi lc = {
 		.prog_fd = prog_fd,
-		.attach_type = DLPROF_BPF_TRACE_UPROBE_MULTI,
+		.attach_type = attach_type,
 		.path = (__u64)(unsigned long)path,
 		.offsets = (__u64)(unsigned long)offsets,
 		.cookies = (__u64)(unsigned long)cookies,
@@ -89,47 +93,72 @@ static int sys_link_create_uprobe_multi(int prog_fd, const char *path, const uin
 	return fd < 0 ? -errno : fd;
 }
 
-enum attach_mode attach_detect_mode(void)
+/*
+ * Whether the kernel knows a link attach type: it rejects "/" for not being
+ * a regular file (-EBADF) before attaching anything, while a kernel without
+ * the type rejects the type itself (-EINVAL).
+ */
+static bool link_type_supported(__u32 attach_type)
 {
 	static const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .expected_attach_type = DLPROF_BPF_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
 	uint64_t offset = 0;
 	int prog_fd, err;
 
 	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "dlprof_probe", "GPL", insns,
 				sizeof(insns) / sizeof(insns[0]), &opts);
 	if (prog_fd < 0)
-		return ATTACH_CLASSIC;
-	/*
-	 * A kernel that knows the link type rejects "/" for not being a
-	 * regular file (-EBADF) before anything is attached; one that does
-	 * not rejects the attach type itself (-EINVAL).
-	 */
-	err = sys_link_create_uprobe_multi(prog_fd, "/", &offset, NULL, 1, 0, 0);
+		return false;
+	err = sys_link_create_uprobe_multi(prog_fd, attach_type, "/", &offset, NULL, 1, 0, 0);
 	if (err >= 0)
 		close(err);
 	close(prog_fd);
-	return err == -EBADF ? ATTACH_MULTI : ATTACH_CLASSIC;
+	return err == -EBADF;
 }
 
-int attach_prepare_progs(struct bpf_program *entry, struct bpf_program *ret, enum attach_mode mode)
+int attach_mode_supported(enum attach_mode mode)
 {
+	switch (mode) {
+	case ATTACH_SESSION:
+		return link_type_supported(DLPROF_BPF_TRACE_UPROBE_SESSION) ? 0 : -EOPNOTSUPP;
+	case ATTACH_MULTI:
+		return link_type_supported(DLPROF_BPF_TRACE_UPROBE_MULTI) ? 0 : -EOPNOTSUPP;
+	default:
+		return 0;
+	}
+}
+
+enum attach_mode attach_detect_mode(void)
+{
+	if (!attach_mode_supported(ATTACH_SESSION))
+		return ATTACH_SESSION;
+	if (!attach_mode_supported(ATTACH_MULTI))
+		return ATTACH_MULTI;
+	return ATTACH_CLASSIC;
+}
+
+int attach_prepare_progs(const struct attach_progs *progs, enum attach_mode mode)
+{
+	bool session = mode == ATTACH_SESSION;
 	int err;
 
-	if (mode != ATTACH_MULTI)
-		return 0;
-	err = bpf_program__set_expected_attach_type(entry, DLPROF_BPF_TRACE_UPROBE_MULTI);
-	if (!err)
-		err = bpf_program__set_expected_attach_type(ret, DLPROF_BPF_TRACE_UPROBE_MULTI);
+	err = bpf_program__set_autoload(progs->session, session);
+	err = err ?: bpf_program__set_autoload(progs->entry, !session);
+	err = err ?: bpf_program__set_autoload(progs->ret, !session);
+	if (session)
+		err = err ?: bpf_program__set_expected_attach_type(progs->session,
+								    DLPROF_BPF_TRACE_UPROBE_SESSION);
+	if (mode == ATTACH_MULTI) {
+		err = err ?: bpf_program__set_expected_attach_type(progs->entry, DLPROF_BPF_TRACE_UPROBE_MULTI);
+		err = err ?: bpf_program__set_expected_attach_type(progs->ret, DLPROF_BPF_TRACE_UPROBE_MULTI);
+	}
 	return err;
 }
 
-struct attacher *attacher__new(enum attach_mode mode, struct bpf_program *entry,
-			       struct bpf_program *ret, pid_t pid)
+struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs *progs, pid_t pid)
 {
 	struct attacher *a;
 
@@ -139,8 +168,7 @@ struct attacher *attacher__new(enum attach_mode mode, struct bpf_program *entry,
 	if (!a)
 		return NULL;
 	a->mode = mode;
-	a->entry = entry;
-	a->ret = ret;
+	a->progs = *progs;
 	a->pid = pid;
 	return a;
 }
@@ -163,18 +191,38 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* One session link for a run of offsets. */
+static int attach_session_range(struct attacher *a, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t cnt)
+{
+	int fd, err;
+
+	fd = sys_link_create_uprobe_multi(bpf_program__fd(a->progs.session), DLPROF_BPF_TRACE_UPROBE_SESSION,
+					  path, offsets, cookies, (__u32)cnt, 0, a->pid);
+	if (fd < 0)
+		return fd;
+	err = grow((void **)&a->link_fds, &a->cap_link_fds, a->nr_link_fds + 1, sizeof(int));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	a->link_fds[a->nr_link_fds++] = fd;
+	return 0;
+}
+
 /* Entry and return links for one run of offsets: both or neither. */
 static int attach_multi_range(struct attacher *a, const char *path, const uint64_t *offsets,
 			      const uint64_t *cookies, size_t cnt)
 {
 	int efd, rfd, err;
 
-	efd = sys_link_create_uprobe_multi(bpf_program__fd(a->entry), path, offsets, cookies,
-					   (__u32)cnt, 0, a->pid);
+	efd = sys_link_create_uprobe_multi(bpf_program__fd(a->progs.entry), DLPROF_BPF_TRACE_UPROBE_MULTI,
+					   path, offsets, cookies, (__u32)cnt, 0, a->pid);
 	if (efd < 0)
 		return efd;
-	rfd = sys_link_create_uprobe_multi(bpf_program__fd(a->ret), path, offsets, cookies,
-					   (__u32)cnt, DLPROF_BPF_F_UPROBE_MULTI_RETURN, a->pid);
+	rfd = sys_link_create_uprobe_multi(bpf_program__fd(a->progs.ret), DLPROF_BPF_TRACE_UPROBE_MULTI,
+					   path, offsets, cookies, (__u32)cnt,
+					   DLPROF_BPF_F_UPROBE_MULTI_RETURN, a->pid);
 	if (rfd < 0) {
 		close(efd);
 		return rfd;
@@ -198,10 +246,10 @@ static int attach_classic_one(struct attacher *a, const char *path, uint64_t off
 	struct bpf_link *e, *r;
 	int err;
 
-	e = bpf_program__attach_uprobe_opts(a->entry, pid, path, offset, &eopts);
+	e = bpf_program__attach_uprobe_opts(a->progs.entry, pid, path, offset, &eopts);
 	if (!e)
 		return -errno;
-	r = bpf_program__attach_uprobe_opts(a->ret, pid, path, offset, &ropts);
+	r = bpf_program__attach_uprobe_opts(a->progs.ret, pid, path, offset, &ropts);
 	if (!r) {
 		err = -errno;
 		bpf_link__destroy(e);
@@ -255,7 +303,9 @@ static int attach_split(struct attach_run *run, size_t lo, size_t cnt)
 
 	if (!cnt)
 		return 0;
-	if (a->mode == ATTACH_MULTI)
+	if (a->mode == ATTACH_SESSION)
+		err = attach_session_range(a, run->path, run->offsets + lo, run->cookies + lo, cnt);
+	else if (a->mode == ATTACH_MULTI)
 		err = attach_multi_range(a, run->path, run->offsets + lo, run->cookies + lo, cnt);
 	else if (cnt == 1)
 		err = attach_classic_one(a, run->path, run->offsets[lo], run->cookies[lo]);

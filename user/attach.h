@@ -14,19 +14,33 @@
 
 enum attach_mode {
 	ATTACH_AUTO = 0,
+	ATTACH_SESSION,		/* one uprobe-session link per library: one program for entry and return (kernel >= 6.13) */
 	ATTACH_MULTI,		/* one multi-uprobe link per direction and library (kernel >= 6.6) */
 	ATTACH_CLASSIC,		/* one perf-event uprobe per function and direction */
 };
 
+/* The programs of each mode; attach_prepare_progs() loads only the mode's. */
+struct attach_progs {
+	struct bpf_program *entry;	/* multi and classic */
+	struct bpf_program *ret;	/* multi and classic */
+	struct bpf_program *session;	/* session */
+};
+
 const char *attach_mode_name(enum attach_mode mode);
-/* Returns the mode for a name ("auto", "multi", "classic") or -EINVAL. */
+/* Returns the mode for a name ("auto", "session", "multi", "classic") or -EINVAL. */
 int attach_mode_parse(const char *name);
 
 /* The best mode this kernel supports: probed once by creating a doomed link. */
 enum attach_mode attach_detect_mode(void);
 
-/* Must run between skeleton open and load: multi links need their attach type at load. */
-int attach_prepare_progs(struct bpf_program *entry, struct bpf_program *ret, enum attach_mode mode);
+/* 0 when this kernel can attach in mode (ATTACH_AUTO: always), else -EOPNOTSUPP. */
+int attach_mode_supported(enum attach_mode mode);
+
+/*
+ * Must run between skeleton open and load: multi and session links need
+ * their attach type at load, and the other mode's programs stay unloaded.
+ */
+int attach_prepare_progs(const struct attach_progs *progs, enum attach_mode mode);
 
 /* A function that could not be probed and was left out. */
 struct attach_skip {
@@ -37,8 +51,7 @@ struct attach_skip {
 struct attacher;
 
 /* pid > 0 limits the probes to that process (the kernel then installs them in its memory only). */
-struct attacher *attacher__new(enum attach_mode mode, struct bpf_program *entry,
-			       struct bpf_program *ret, pid_t pid);
+struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs *progs, pid_t pid);
 /*
  * Attach entry and return probes at offsets[i] of the file at path, with
  * cookies[i] as the BPF cookie. A kernel that refuses some offsets (an

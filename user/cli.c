@@ -138,7 +138,7 @@ static int on_attach(struct profile_opts *o, const char *arg, char *err, size_t 
 	int mode = attach_mode_parse(arg);
 
 	if (mode < 0)
-		return fail(err, err_sz, "--attach: '%s' is not one of auto, multi, classic", arg);
+		return fail(err, err_sz, "--attach: '%s' is not one of auto, session, multi, classic", arg);
 	o->attach_mode = mode;
 	return 0;
 }
@@ -174,7 +174,7 @@ static const struct cli_option options[] = {
 	{ "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events },
 	{ "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
 	{ "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
-	{ "attach", 0, "MODE", "auto (default), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
+	{ "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
 	{ "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },
 	{ "help", 'h', NULL, "show this help", on_help },
 	{ "version", 'V', NULL, "show the version", on_version },

@@ -138,7 +138,8 @@ static int load_bpf(struct live *l, enum attach_mode mode)
 	if (!err)
 		err = bpf_map__set_max_entries(l->skel->maps.stats, (__u32)l->table.nr_funcs);
 	if (!err)
-		err = attach_prepare_progs(l->skel->progs.dlprof_entry, l->skel->progs.dlprof_return, mode);
+		err = attach_prepare_progs(&(struct attach_progs){ l->skel->progs.dlprof_entry,
+					   l->skel->progs.dlprof_return, l->skel->progs.dlprof_session }, mode);
 	if (!err)
 		err = profile_bpf__load(l->skel);
 	if (!err)
@@ -176,8 +177,10 @@ static int attach_all(struct live *l)
 	struct probe_table *t = &l->table;
 	double t0, t1;
 
-	l->attacher = attacher__new(l->opts.attach_mode, l->skel->progs.dlprof_entry,
-				    l->skel->progs.dlprof_return, l->opts.pid);
+	l->attacher = attacher__new(l->opts.attach_mode,
+				    &(struct attach_progs){ l->skel->progs.dlprof_entry, l->skel->progs.dlprof_return,
+							    l->skel->progs.dlprof_session },
+				    l->opts.pid);
 	if (!l->attacher)
 		return -ENOMEM;
 	t0 = now_s();
@@ -390,6 +393,10 @@ static int live_run(struct live *l, int argc, char **argv)
 	if (!l->rows)
 		return 1;
 	mode = l->opts.attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)l->opts.attach_mode;
+	if (attach_mode_supported(mode)) {
+		errmsg("--attach %s is not supported by this kernel; use --attach auto", attach_mode_name(mode));
+		return EXIT_USAGE;
+	}
 	l->opts.attach_mode = mode;
 	err = load_bpf(l, mode);
 	if (err) {
