@@ -54,6 +54,13 @@ static const char *const mode_names[] = {
 	[ATTACH_CLASSIC] = "classic",
 };
 
+const char *attach_strerror(int err)
+{
+	if (err == -DLPROF_ENOTSUPP)
+		return "the kernel cannot put a uprobe on this instruction";
+	return strerror(-err);
+}
+
 const char *attach_mode_name(enum attach_mode mode)
 {
 	if ((size_t)mode >= sizeof(mode_names) / sizeof(mode_names[0]))

@@ -42,6 +42,12 @@ int attach_mode_supported(enum attach_mode mode);
  */
 int attach_prepare_progs(const struct attach_progs *progs, enum attach_mode mode);
 
+/* The kernel's own "operation not supported" (not in userspace errno.h): an instruction a uprobe cannot take. */
+#define DLPROF_ENOTSUPP 524
+
+/* What an attach error means, for messages. */
+const char *attach_strerror(int err);
+
 /* A function that could not be probed and was left out. */
 struct attach_skip {
 	size_t index;		/* into the offsets passed to attacher__attach_file */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -196,13 +197,13 @@ static int attach_all(struct live *l)
 					    t->cookies + lib->first_func, lib->nr_funcs, &skips, &nr_skips);
 		if (err) {
 			free(skips);
-			errmsg("cannot attach probes to %s: %s", lib->file->display, strerror(-err));
+			errmsg("cannot attach probes to %s: %s", lib->file->display, attach_strerror(err));
 			return err;
 		}
 		for (size_t k = 0; k < nr_skips && verbosity; k++)
 			errmsg("warning: %s in %s cannot be probed (%s); left out",
 			       t->funcs[lib->first_func + skips[k].index].name, lib->file->display,
-			       strerror(-skips[k].err));
+			       attach_strerror(skips[k].err));
 		if (nr_skips && !verbosity)
 			errmsg("warning: %zu functions of %s cannot be probed and were left out (-v lists them)",
 			       nr_skips, lib->file->display);
@@ -228,6 +229,17 @@ static int print_report(struct live *l, bool final)
 	}
 	l->info.orphan_returns = diag.orphan_returns;
 	l->info.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+	if (final) {
+		/* Counts are final once read; detaching first lets the report say what it cost. */
+		double t0 = now_s();
+		struct rusage ru;
+
+		attacher__free(l->attacher);
+		l->attacher = NULL;
+		l->info.detach_ms = (now_s() - t0) * 1e3;
+		if (!getrusage(RUSAGE_SELF, &ru))
+			l->info.max_rss_kib = (uint64_t)ru.ru_maxrss;
+	}
 	report_sort(l->rows, l->table.nr_funcs);
 	if (l->opts.json && final)
 		return report_print_json(stdout, l->rows, l->table.nr_funcs, &l->info);

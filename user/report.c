@@ -144,6 +144,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		info->attach_mode, info->attach_ms);
 	if (info->functions_skipped)
 		fprintf(out, ", %zu could not be probed", info->functions_skipped);
+	if (info->detach_ms)
+		fprintf(out, ", detached in %.1f ms", info->detach_ms);
 	fprintf(out, "; %.1f s profiled", info->elapsed_s);
 	if (info->drops)
 		fprintf(out, "; %" PRIu64 " records dropped", info->drops);
@@ -209,6 +211,8 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= json_object_object_add(doc, "functions", funcs);
 	err |= json_object_object_add(doc, "attach_ms", json_object_new_double(info->attach_ms));
 	err |= json_object_object_add(doc, "attach_mode", json_object_new_string(info->attach_mode));
+	err |= json_object_object_add(doc, "detach_ms", json_object_new_double(info->detach_ms));
+	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
 	err |= add_u64(doc, "functions_attached", info->functions_attached);
 	err |= add_u64(doc, "functions_skipped", info->functions_skipped);
 	err |= add_u64(doc, "drops", info->drops);

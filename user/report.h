@@ -20,6 +20,8 @@ struct report_info {
 	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
 	size_t nr_events;
 	double attach_ms;
+	double detach_ms;		/* 0 while attached (interval reports) */
+	uint64_t max_rss_kib;		/* the profiler's own peak memory */
 	size_t functions_attached;
 	size_t functions_skipped;
 	const char *attach_mode;
