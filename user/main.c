@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "live.h"
+#include "trace_cmds.h"
 
 struct command {
 	const char *name;
@@ -10,9 +11,12 @@ struct command {
 	const char *help;
 };
 
-/* Later modes (record, merge, report, dump) join this table. */
+/* Every mode; anything else on the command line is the live mode's options. */
 static const struct command commands[] = {
 	{ "live", cmd_live, "profile and print a summary table (the default)" },
+	{ "merge", cmd_merge, "merge a trace directory into one .dlt file ordered by time" },
+	{ "report", cmd_report, "the summary table of a recorded trace" },
+	{ "dump", cmd_dump, "one line per recorded call, in time order (--csv)" },
 };
 
 int main(int argc, char **argv)

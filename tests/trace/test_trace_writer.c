@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The recorder's API: directory rules, demux by CPU, metadata refresh,
+ * and write errors (a file size limit stands in for a full disk) that are
+ * returned, counted, and leave a readable trace.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "trace_input.h"
+#include "trace_testutil.h"
+
+static void touch(const char *dir, const char *name)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+static void test_directory_rules(void **state)
+{
+	struct trace_writer_opts o = { .nr_cpus = 2 };
+	char *dir = make_tmpdir(), path[512];
+	struct trace_writer *w;
+
+	(void)state;
+	/* An existing empty directory is fine. */
+	w = trace_writer__new(dir, &o);
+	assert_non_null(w);
+	trace_writer__free(w);
+	/* Not empty: refused unless overwrite. */
+	assert_null(trace_writer__new(dir, &o));
+	assert_int_equal(errno, EEXIST);
+	touch(dir, "cpu7.shard");
+	touch(dir, "notes.txt");
+	o.overwrite = true;
+	w = trace_writer__new(dir, &o);
+	assert_non_null(w);
+	trace_writer__free(w);
+	snprintf(path, sizeof(path), "%s/cpu7.shard", dir);
+	assert_int_equal(file_size(path), -1);	/* an old trace's shard is gone */
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	assert_int_equal(file_size(path), 0);	/* other files are left alone */
+	/* A file where the directory should be. */
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	assert_null(trace_writer__new(path, &o));
+	assert_int_equal(errno, ENOTDIR);
+	/* Bad options. */
+	o.nr_cpus = 0;
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	assert_null(trace_writer__new(path, &o));
+	assert_int_equal(errno, EINVAL);
+	remove_tree(dir);
+	free(dir);
+}
+
+static void test_demux_and_meta(void **state)
+{
+	struct trace_writer_opts o = { .nr_cpus = 3, .mono_start_ns = 1000, .realtime_offset_ns = 5 };
+	struct dlprof_diag diag[3] = { { .ringbuf_drops = 1 }, { .ringbuf_drops = 2, .orphan_returns = 4 },
+				       { .storage_failed = 7, .stats_alloc_failed = 1 } };
+	struct call_record r = { .type = REC_CALL, .ts_ns = 2000, .dur_ns = 10 };
+	char *dir = make_tmpdir(), err[256];
+	struct trace_writer_stats st;
+	struct trace_input *in;
+	struct trace_writer *w;
+	const struct trace_meta *m;
+
+	(void)state;
+	w = trace_writer__new(dir, &o);
+	assert_non_null(w);
+	assert_int_equal(trace_meta__add_func(trace_writer__meta(w), "/l.so", "", "f", 1), 0);
+	for (uint32_t c = 0; c < 3; c++) {
+		r.cpu = c;
+		assert_int_equal(trace_writer__add(w, &r), 0);
+	}
+	r.cpu = 3;
+	assert_int_equal(trace_writer__add(w, &r), -ERANGE);
+	assert_int_equal(trace_writer__flush(w, 5000, diag), 0);
+
+	/* Mid-recording, meta.json is already a complete, valid file. */
+	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
+	m = trace_input__meta(in);
+	assert_false(m->ended_cleanly);
+	assert_int_equal(m->nr_cpus, 3);
+	assert_int_equal(trace_meta__drops(m), 3);
+	assert_int_equal(m->orphan_returns, 4);
+	assert_int_equal(m->untimed_calls, 8);
+	assert_int_equal(m->last_flush_ns, 5000);
+	assert_int_equal(m->mono_start_ns, 1000);
+	assert_int_equal(m->realtime_offset_ns, 5);
+	assert_int_equal(m->nr_funcs, 1);
+	trace_input__free(in);
+
+	assert_int_equal(trace_writer__close(w), 0);
+	trace_writer__stats(w, &st);
+	assert_int_equal(st.records, 3);
+	assert_int_equal(st.records_written, 3);
+	assert_int_equal(st.blocks, 3);
+	trace_writer__free(w);
+	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
+	assert_true(trace_input__meta(in)->ended_cleanly);
+	trace_input__free(in);
+	trace_writer__free(NULL);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* In a child: a file size limit makes writes fail with EFBIG, as a full disk fails with ENOSPC. */
+static int fsize_child(const char *dir)
+{
+	struct gen_opts g = { .nr_cpus = 2, .nr_calls = 40000, .seed = 4, .max_gap_ns = 1000,
+			      .max_dur_ns = 100, .nr_funcs = 3 };
+	struct trace_writer_opts o = { .nr_cpus = 2, .no_compress = true,
+				       .block_size = 100 * sizeof(struct call_record),
+				       .reorder_window_ns = 1000 };
+	struct rlimit rl = { 200000, 200000 };
+	struct call_record *in = gen_calls(&g);
+	struct trace_writer_stats st;
+	struct trace_writer *w;
+	int err = 0, first = 0;
+
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &rl))
+		return 10;
+	w = trace_writer__new(dir, &o);
+	if (!w)
+		return 11;
+	for (size_t i = 0; i < g.nr_calls; i++) {
+		err = trace_writer__add(w, &in[i]);
+		if (err && !first)
+			first = err;
+	}
+	err = trace_writer__close(w);
+	trace_writer__stats(w, &st);
+	trace_writer__free(w);
+	/* close may succeed: its last, small blocks can still fit under the limit. */
+	if (first != -EFBIG || (err && err != -EFBIG))
+		return 12;
+	if (!st.records_lost || st.records_lost + st.records_written != g.nr_calls)
+		return 13;
+	return 0;
+}
+
+static void test_write_error(void **state)
+{
+	char *dir = make_tmpdir(), err[256];
+	struct call_record *out;
+	struct trace_input *in;
+	struct trace_losses l;
+	size_t n, dmg;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	if (!pid)
+		_exit(fsize_child(dir));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* What fit is readable: whole blocks, no damage, the loss counted in the metadata. */
+	out = read_trace(dir, &n, &dmg);
+	assert_non_null(out);
+	assert_true(n > 0);
+	assert_int_equal(dmg, 0);
+	assert_true(ts_ordered(out, n));
+	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
+	trace_input__losses(in, &l);
+	assert_int_equal(l.write_lost + n, 40000);
+	trace_input__free(in);
+	free(out);
+	remove_tree(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_directory_rules),
+		cmocka_unit_test(test_demux_and_meta),
+		cmocka_unit_test(test_write_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

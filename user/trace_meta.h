@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A trace's metadata: what a reader needs beside the records (clock,
+ * events, functions, processes, losses). Kept as meta.json in a trace
+ * directory, rewritten whole and renamed into place at each flush; the same
+ * JSON sits at the end of a merged .dlt file. Schema: docs/trace-format.md.
+ */
+#ifndef DLPROF_TRACE_META_H
+#define DLPROF_TRACE_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "trace_format.h"
+
+#define TRACE_META_FILE "meta.json"
+
+struct trace_func {
+	char *lib;			/* absolute path of the library file */
+	char *build_id;			/* hex; "" when the file has none */
+	char *symbol;
+	__u64 offset;			/* file offset of the probe */
+};
+
+struct trace_proc {
+	__u32 pid;
+	__u64 cgroup_id;		/* cgroup v2 id; 0: unknown */
+	char *comm;
+};
+
+struct trace_cpu_counts {
+	__u64 ringbuf_drops;		/* records the kernel lost to a full ringbuf */
+	__u64 write_lost;		/* records lost because their block could not be written */
+};
+
+struct trace_meta_merge {
+	__u64 records;			/* records in the merged file */
+	__u64 damaged_blocks;		/* damage found in the inputs (see docs/trace-format.md) */
+	__u64 skipped_bytes;
+	__u64 skipped_records;		/* lost records known from sound block headers */
+};
+
+struct trace_meta {
+	__u32 version;			/* TRACE_FORMAT_VERSION */
+	__u64 mono_start_ns;		/* CLOCK_MONOTONIC at start */
+	__s64 realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+	__u64 last_flush_ns;		/* CLOCK_MONOTONIC of the last flush; 0: none yet */
+	bool ended_cleanly;
+
+	/* How the shards were written (informational; each file says it too). */
+	enum trace_compression compression;
+	int zlib_level;
+	__u32 block_records;
+	__u64 reorder_window_ns;
+
+	char *attach_mode;		/* NULL: not known */
+	double attach_ms;
+	__u64 functions_skipped;
+
+	char *events[DLPROF_MAX_EVENTS];	/* counter k of a record is events[k] */
+	__u32 nr_events;
+
+	struct trace_func *funcs;	/* indexed by call_record.func_id */
+	__u32 nr_funcs;
+	__u32 cap_funcs;
+
+	struct trace_proc *procs;	/* sorted by pid */
+	size_t nr_procs;
+	size_t cap_procs;
+
+	struct trace_cpu_counts *cpus;	/* one per shard */
+	__u32 nr_cpus;
+
+	__u64 orphan_returns;
+	__u64 untimed_calls;
+
+	bool merged;			/* from a .dlt: merge below is valid */
+	struct trace_meta_merge merge;
+};
+
+struct trace_meta *trace_meta__new(void);
+void trace_meta__free(struct trace_meta *m);
+
+/* Appends the name of the next counter. 0, -E2BIG past DLPROF_MAX_EVENTS, -ENOMEM. */
+int trace_meta__add_event(struct trace_meta *m, const char *name);
+/* Appends a function; returns its id (the next index), or -errno. build_id may be NULL. */
+int trace_meta__add_func(struct trace_meta *m, const char *lib, const char *build_id,
+			 const char *symbol, __u64 offset);
+/* Adds pid, or updates its comm and cgroup (after an exec). 0 or -ENOMEM. */
+int trace_meta__set_process(struct trace_meta *m, __u32 pid, const char *comm, __u64 cgroup_id);
+const struct trace_proc *trace_meta__find_process(const struct trace_meta *m, __u32 pid);
+/* Sizes the per-CPU counts (zeroed). 0 or -errno. */
+int trace_meta__set_nr_cpus(struct trace_meta *m, __u32 nr_cpus);
+int trace_meta__set_attach(struct trace_meta *m, const char *mode, double ms, __u64 skipped);
+/* A deep copy, for the file a merge writes. NULL on ENOMEM. */
+struct trace_meta *trace_meta__dup(const struct trace_meta *m);
+
+/* Totals over CPUs. */
+__u64 trace_meta__drops(const struct trace_meta *m);
+__u64 trace_meta__write_lost(const struct trace_meta *m);
+
+/* The JSON text (malloc'd, ends with a newline), or NULL on ENOMEM. */
+char *trace_meta__to_json(const struct trace_meta *m, size_t *len);
+/*
+ * Parses and validates JSON text. Returns 0, -ENOMEM, or -EINVAL with
+ * the problem in err (one line, no newline).
+ */
+int trace_meta__parse(struct trace_meta **out, const char *text, size_t len,
+		      char *err, size_t err_sz);
+/* meta.json in dirfd, through a temporary file renamed over it. 0 or -errno. */
+int trace_meta__write(const struct trace_meta *m, int dirfd);
+/* Reads meta.json of dirfd: -ENOENT when absent, -EINVAL (err says why) when corrupt. */
+int trace_meta__load(struct trace_meta **out, int dirfd, char *err, size_t err_sz);
+
+#endif /* DLPROF_TRACE_META_H */

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace_term.h"
+
+/* Damage lines beyond this many are counted, not listed. */
+#define DAMAGE_LINES_MAX 10
+
+void trace_errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dlprof-bpf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void trace_report_damage(const struct trace_input *in, bool per_place)
+{
+	const struct trace_merge *m = trace_input__merge(in);
+	size_t n = trace_merge__nr_damage(m);
+	struct trace_losses l;
+	char line[512], recs[32];
+
+	for (size_t i = 0; per_place && i < n && i < DAMAGE_LINES_MAX; i++) {
+		const struct merge_damage *d = trace_merge__damage(m, i);
+
+		if (d->d.reason == TRACE_DMG_MISSING) {
+			trace_errmsg("%s: %s", d->source, trace_damage_reason_str(d->d.reason));
+			continue;
+		}
+		recs[0] = 0;
+		if (d->d.records)
+			snprintf(recs, sizeof(recs), ", %u records", d->d.records);
+		trace_errmsg("%s: skipped %" PRIu64 " bytes at offset %" PRIu64 " (%s%s)", d->source,
+			     (uint64_t)d->d.bytes, (uint64_t)d->d.offset,
+			     trace_damage_reason_str(d->d.reason), recs);
+	}
+	if (per_place && n > DAMAGE_LINES_MAX)
+		trace_errmsg("... and %zu more damaged places", n - DAMAGE_LINES_MAX);
+	trace_input__losses(in, &l);
+	if (trace_losses_describe(&l, line, sizeof(line)))
+		trace_errmsg("%s", line);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void trace_progress_init(struct trace_progress *p, const char *what)
+{
+	p->on = isatty(STDERR_FILENO);
+	p->shown = false;
+	/* Short runs finish before the first redraw and print nothing. */
+	p->next_s = mono_s() + 0.5;
+	p->what = what;
+}
+
+void trace_progress_update(struct trace_progress *p, const struct trace_input *in)
+{
+	struct trace_merge_stats st;
+	double now;
+
+	if (!p->on)
+		return;
+	now = mono_s();
+	if (now < p->next_s)
+		return;
+	p->next_s = now + 0.25;
+	trace_merge__stats(trace_input__merge(in), &st);
+	fprintf(stderr, "\r%s: %3.0f%%, %" PRIu64 " records", p->what,
+		100.0 * trace_input__progress(in), (uint64_t)st.records);
+	p->shown = true;
+}
+
+void trace_progress_done(struct trace_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
