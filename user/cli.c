@@ -13,6 +13,7 @@
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
 
 struct cli_option {
+	bool record_only;
 	const char *name;
 	char short_name;	/* 0: long only */
 	const char *arg_name;	/* NULL: a flag */
@@ -143,6 +144,46 @@ static int on_attach(struct profile_opts *o, const char *arg, char *err, size_t 
 	return 0;
 }
 
+static int on_output(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "-o: empty directory name");
+	o->output = arg;
+	return 0;
+}
+
+/* SIZE with an optional K, M or G suffix; a power of two of at least a page, as the ringbuf needs. */
+static int on_ringbuf_size(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!errno && end != arg) {
+		switch (*end) {
+		case 'k': case 'K': v <<= 10; end++; break;
+		case 'm': case 'M': v <<= 20; end++; break;
+		case 'g': case 'G': v <<= 30; end++; break;
+		}
+	}
+	if (errno || end == arg || *end || v < 4096 || v > (1ull << 31) || (v & (v - 1)))
+		return fail(err, err_sz, "--ringbuf-size: '%s' is not a power of two from 4K to 2G", arg);
+	o->ringbuf_bytes = v;
+	return 0;
+}
+
+static int on_compress(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!strcmp(arg, "none"))
+		o->no_compress = true;
+	else if (!strcmp(arg, "zlib"))
+		o->no_compress = false;
+	else
+		return fail(err, err_sz, "--compress: '%s' is not zlib or none", arg);
+	return 0;
+}
+
 static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	(void)arg; (void)err; (void)err_sz;
@@ -165,32 +206,46 @@ static int on_version(struct profile_opts *o, const char *arg, char *err, size_t
 }
 
 static const struct cli_option options[] = {
-	{ "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib },
-	{ "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func },
-	{ "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude },
-	{ "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
-	{ "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
-	{ "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
-	{ "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events },
-	{ "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
-	{ "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
-	{ "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
-	{ "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },
-	{ "help", 'h', NULL, "show this help", on_help },
-	{ "version", 'V', NULL, "show the version", on_version },
+	{ false, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib },
+	{ false, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func },
+	{ false, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude },
+	{ false, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
+	{ false, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
+	{ false, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
+	{ false, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events },
+	{ false, "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
+	{ false, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
+	{ false, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
+	{ true, "output", 'o', "DIR", "record: the trace directory to write (must be new or empty)", on_output },
+	{ true, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size },
+	{ true, "compress", 0, "MODE", "record: zlib (default) or none", on_compress },
+	{ false, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },
+	{ false, "help", 'h', NULL, "show this help", on_help },
+	{ false, "version", 'V', NULL, "show the version", on_version },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-void cli_print_help(FILE *out, const char *prog)
+void cli_print_help(FILE *out, bool record)
 {
-	fprintf(out,
-		"Usage: %s --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]\n"
-		"Count and time the calls of a shared library's functions with uprobes.\n"
-		"Without -p or a command, every process that uses the library is profiled.\n\n"
-		"Options:\n", prog);
+	if (record)
+		fprintf(out,
+			"Usage: dlprof-bpf record -o DIR --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]\n"
+			"Profile like the live mode and also write every call to a trace directory\n"
+			"(docs/trace-format.md); then: dlprof-bpf merge|report|dump DIR.\n\n");
+	else
+		fprintf(out,
+			"Usage: dlprof-bpf --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]\n"
+			"       dlprof-bpf record -o DIR ...      also write a trace of every call\n"
+			"       dlprof-bpf merge|report|dump ...  read a trace\n"
+			"Count and time the calls of a shared library's functions with uprobes.\n"
+			"Without -p or a command, every process that uses the library is profiled.\n\n");
+	fprintf(out, "Options:\n");
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
 		const struct cli_option *opt = &options[i];
+
+		if (opt->record_only && !record)
+			continue;
 		char shortname[8] = "    ", left[64];
 
 		if (opt->short_name)
@@ -201,7 +256,7 @@ void cli_print_help(FILE *out, const char *prog)
 	}
 }
 
-int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz)
+int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz)
 {
 	struct option longopts[NR_OPTIONS + 1];
 	char shortopts[NR_OPTIONS * 2 + 2], *s = shortopts;
@@ -209,6 +264,7 @@ int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_
 
 	memset(opts, 0, sizeof(*opts));
 	memset(longopts, 0, sizeof(longopts));
+	opts->record = record;
 	/* '+': stop at the first non-option, the command's own arguments are not ours. */
 	*s++ = '+';
 	*s++ = ':';
@@ -236,6 +292,8 @@ int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_
 		for (size_t i = 0; i < NR_OPTIONS && !opt; i++)
 			if (longopts[i].val == c)
 				opt = &options[i];
+		if (opt->record_only && !record)
+			return fail(err, err_sz, "--%s belongs to 'dlprof-bpf record'", opt->name);
 		ret = opt->handle(opts, optarg, err, err_sz);
 		if (ret)
 			return ret;
@@ -249,6 +307,10 @@ int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_
 		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
 	if (opts->pid && opts->command)
 		return fail(err, err_sz, "-p and a command exclude each other: profile one or the other");
+	if (record && !opts->output)
+		return fail(err, err_sz, "record needs -o DIR, the trace directory to write");
+	if (record && !opts->ringbuf_bytes)
+		opts->ringbuf_bytes = RINGBUF_BYTES_DEFAULT;
 	if (opts->interval_s && opts->json)
 		return fail(err, err_sz, "-i and --json exclude each other: --json prints one document at the end");
 	return 0;

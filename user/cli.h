@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 struct str_list {
 	char **items;		/* owned copies */
@@ -28,14 +29,22 @@ struct profile_opts {
 	bool help;
 	bool version;
 	char **command;			/* after "--": argv to launch, NULL-terminated; NULL: none */
+	/* record only */
+	bool record;			/* parsing for "dlprof-bpf record" */
+	const char *output;		/* -o: trace directory */
+	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */
+	bool no_compress;		/* --compress none */
 };
 
+#define RINGBUF_BYTES_DEFAULT (16u << 20)
+
 /*
- * Parse argv into opts. Returns 0, or -EINVAL with a one-line message
- * (no trailing newline) in err.
+ * Parse argv into opts, for the live mode or (record) for "dlprof-bpf
+ * record". Returns 0, or -EINVAL with a one-line message (no trailing
+ * newline) in err.
  */
-int cli_parse(int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz);
-void cli_print_help(FILE *out, const char *prog);
+int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz);
+void cli_print_help(FILE *out, bool record);
 void cli_opts_free(struct profile_opts *opts);
 
 #endif /* DLPROF_CLI_H */

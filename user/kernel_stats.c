@@ -6,7 +6,31 @@
 #include <bpf/libbpf.h>
 
 #include "kernel_stats.h"
+
+_Static_assert(sizeof(struct dlprof_diag) % sizeof(__u64) == 0, "dlprof_diag holds only __u64 counters");
 #include "profile.skel.h"
+
+int kernel_diag_read(struct profile_bpf *skel, struct dlprof_diag *per_cpu)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.diag), &zero, per_cpu))
+		return -errno;
+	return 0;
+}
+
+void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_diag *sum)
+{
+	/* struct dlprof_diag is all __u64 counters. */
+	const __u64 *in = (const __u64 *)per_cpu;
+	__u64 *out = (__u64 *)sum;
+	size_t n = sizeof(*sum) / sizeof(__u64);
+
+	memset(sum, 0, sizeof(*sum));
+	for (int c = 0; c < ncpu; c++)
+		for (size_t i = 0; i < n; i++)
+			out[i] += in[(size_t)c * n + i];
+}
 
 int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		      struct report_row *rows, struct dlprof_diag *diag)
@@ -14,11 +38,9 @@ int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 	int ncpu = libbpf_num_possible_cpus();
 	int stats_fd = bpf_map__fd(skel->maps.stats);
 	int calls_fd = bpf_map__fd(skel->maps.call_counts);
-	int diag_fd = bpf_map__fd(skel->maps.diag);
 	struct func_stats *per_cpu = NULL, *sum = NULL;
 	struct dlprof_diag *diag_cpu = NULL;
 	__u64 *calls_cpu = NULL;
-	__u32 zero = 0;
 	int err = 0;
 
 	if (ncpu <= 0)
@@ -53,19 +75,10 @@ int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		rows[id].func = t->funcs[id].name;
 		func_summary_build(&rows[id].s, sum, calls);
 	}
-	memset(diag, 0, sizeof(*diag));
-	if (bpf_map_lookup_elem(diag_fd, &zero, diag_cpu)) {
-		err = -errno;
+	err = kernel_diag_read(skel, diag_cpu);
+	if (err)
 		goto cleanup;
-	}
-	for (int c = 0; c < ncpu; c++) {
-		diag->orphan_returns += diag_cpu[c].orphan_returns;
-		diag->stats_alloc_failed += diag_cpu[c].stats_alloc_failed;
-		diag->storage_failed += diag_cpu[c].storage_failed;
-		diag->ringbuf_drops += diag_cpu[c].ringbuf_drops;
-		diag->counter_read_failed += diag_cpu[c].counter_read_failed;
-		diag->preempt_retries += diag_cpu[c].preempt_retries;
-	}
+	kernel_diag_sum(diag_cpu, ncpu, diag);
 cleanup:
 	free(per_cpu);
 	free(sum);

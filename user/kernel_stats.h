@@ -13,6 +13,11 @@ struct profile_bpf;
  * Fill rows[i] (i < t->nr_funcs) from the per-CPU maps, summed over CPUs,
  * and *diag with the profiler-wide counters. Returns 0 or -errno.
  */
+/* The diagnostics of each possible CPU into per_cpu (libbpf_num_possible_cpus() entries). */
+int kernel_diag_read(struct profile_bpf *skel, struct dlprof_diag *per_cpu);
+/* sum = the diagnostics of all CPUs added up. */
+void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_diag *sum);
+
 int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		      struct report_row *rows, struct dlprof_diag *diag);
 

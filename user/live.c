@@ -21,12 +21,15 @@
 #include "kernel_stats.h"
 #include "live.h"
 #include "preflight.h"
+#include "recorder.h"
 #include "probe_table.h"
 #include "profile.skel.h"
 #include "report.h"
 #include "target.h"
 
 #define EXIT_USAGE 2
+/* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
+#define RECORD_DRAIN_MS 50
 
 struct live {
 	struct profile_opts opts;
@@ -37,11 +40,13 @@ struct live {
 	struct report_row *rows;
 	struct report_info info;
 	struct event_set events;
+	struct recorder *recorder;	/* record mode */
 	int *event_fds;		/* nr_cpus * DLPROF_MAX_EVENTS */
 	size_t nr_event_fds;
 	int sig_fd;
 	int pid_fd;
 	int exit_status;	/* the launched command's, once it ended */
+	bool write_error_reported;
 	bool cmd_done;
 };
 
@@ -133,6 +138,14 @@ static int load_bpf(struct live *l, enum attach_mode mode)
 	l->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
 	l->skel->rodata->follow_forks = l->opts.command != NULL;
 	l->skel->rodata->nr_events = (__u32)l->events.cnt;
+	if (l->opts.record) {
+		l->skel->rodata->emit_records = 1;
+		/* Woken early at a quarter full; otherwise drained on the loop's timer. */
+		l->skel->rodata->wakeup_bytes = l->opts.ringbuf_bytes / 4;
+		err = bpf_map__set_max_entries(l->skel->maps.records, (__u32)l->opts.ringbuf_bytes);
+		if (err)
+			return err;
+	}
 	err = bpf_map__set_max_entries(l->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
 	if (!err)
 		err = bpf_map__set_max_entries(l->skel->maps.call_counts, (__u32)l->table.nr_funcs);
@@ -284,20 +297,32 @@ static int run_loop(struct live *l, double start)
 	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
 
 	for (;;) {
-		struct pollfd fds[2] = {
+		struct pollfd fds[3] = {
 			{ .fd = l->sig_fd, .events = POLLIN },
 			{ .fd = l->pid_fd, .events = POLLIN },
+			{ .fd = l->recorder ? recorder__fd(l->recorder) : -1, .events = POLLIN },
 		};
 		double now = now_s(), wake = deadline;
-		int timeout = -1, n;
+		int timeout = -1, n, err;
 
 		if (next_tick && (!wake || next_tick < wake))
 			wake = next_tick;
 		if (wake)
 			timeout = wake > now ? (int)((wake - now) * 1e3) + 1 : 0;
-		n = poll(fds, l->pid_fd >= 0 ? 2 : 1, timeout);
+		/* Records are submitted without wakeups: drain them on a timer. */
+		if (l->recorder && (timeout < 0 || timeout > RECORD_DRAIN_MS))
+			timeout = RECORD_DRAIN_MS;
+		n = poll(fds, 3, timeout);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (l->recorder) {
+			err = recorder__drain(l->recorder);
+			if (err && !l->write_error_reported) {
+				errmsg("warning: writing the trace failed: %s; the loss is counted in its metadata",
+				       strerror(-err));
+				l->write_error_reported = true;
+			}
+		}
 		if (n > 0 && (fds[0].revents & POLLIN) && handle_signal(l))
 			return 0;
 		if (n > 0 && l->pid_fd >= 0 && (fds[1].revents & POLLIN))
@@ -350,20 +375,51 @@ static int start_target(struct live *l)
 	return 0;
 }
 
-static int live_run(struct live *l, int argc, char **argv)
+static int start_recorder(struct live *l)
+{
+	struct recorder_opts ropts = { .dir = l->opts.output, .no_compress = l->opts.no_compress };
+
+	l->recorder = recorder__new(l->skel, &l->table, &l->events, &ropts);
+	if (!l->recorder) {
+		if (errno == EEXIST)
+			errmsg("trace directory %s is not empty: give -o a new directory or remove it", l->opts.output);
+		else
+			errmsg("cannot create the trace in %s: %s", l->opts.output, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Last records out, shards closed, losses into the report. */
+static int finish_recorder(struct live *l)
+{
+	uint64_t written, lost;
+	int err;
+
+	err = recorder__finish(l->recorder);
+	if (err)
+		errmsg("warning: finishing the trace failed: %s", strerror(-err));
+	recorder__counts(l->recorder, &written, &lost);
+	l->info.drops = lost;
+	fprintf(stderr, "dlprof-bpf: %llu calls written to %s%s\n", (unsigned long long)written,
+		l->opts.output, lost ? "; some were lost (see the report's last line)" : "");
+	return err;
+}
+
+static int live_run(struct live *l, int argc, char **argv, bool record)
 {
 	char msg[2048];
 	enum attach_mode mode;
 	double start;
 	int err;
 
-	err = cli_parse(argc, argv, &l->opts, msg, sizeof(msg));
+	err = cli_parse(argc, argv, record, &l->opts, msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		return EXIT_USAGE;
 	}
 	if (l->opts.help) {
-		cli_print_help(stdout, "dlprof-bpf");
+		cli_print_help(stdout, record);
 		return 0;
 	}
 	if (l->opts.version) {
@@ -415,8 +471,13 @@ static int live_run(struct live *l, int argc, char **argv)
 		errmsg("cannot load the BPF programs: %s (-v shows the verifier's log)", strerror(-err));
 		return 1;
 	}
+	if (l->opts.record && start_recorder(l))
+		return 1;
 	if (setup_signals(l) || start_target(l) || attach_all(l))
 		return 1;
+	if (l->recorder)
+		recorder__set_attach(l->recorder, l->info.attach_mode, l->info.attach_ms,
+				     l->info.functions_skipped);
 	if (l->opts.command) {
 		err = launched_cmd__release(&l->cmd);
 		if (err) {
@@ -436,20 +497,23 @@ static int live_run(struct live *l, int argc, char **argv)
 		return 1;
 	}
 	l->info.elapsed_s = now_s() - start;
+	if (l->recorder && finish_recorder(l))
+		return 1;
 	if (print_report(l, true))
 		return 1;
 	return l->opts.command || l->exit_status ? l->exit_status : 0;
 }
 
-int cmd_live(int argc, char **argv)
+static int profile_main(int argc, char **argv, bool record)
 {
 	struct live l = { .sig_fd = -1, .pid_fd = -1, .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 } };
-	int status = live_run(&l, argc, argv);
+	int status = live_run(&l, argc, argv, record);
 
 	/* A command still held before exec, or never waited for, must not outlive us as a zombie. */
 	if (l.cmd.pid > 0 && l.cmd.go_fd >= 0)
 		launched_cmd__abort(&l.cmd);
 	attacher__free(l.attacher);
+	recorder__free(l.recorder);
 	profile_bpf__destroy(l.skel);
 	probe_table__free(&l.table);
 	free(l.rows);
@@ -462,4 +526,14 @@ int cmd_live(int argc, char **argv)
 	if (l.pid_fd >= 0)
 		close(l.pid_fd);
 	return status;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	return profile_main(argc, argv, false);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	return profile_main(argc, argv, true);
 }

@@ -14,6 +14,7 @@ struct command {
 /* Every mode; anything else on the command line is the live mode's options. */
 static const struct command commands[] = {
 	{ "live", cmd_live, "profile and print a summary table (the default)" },
+	{ "record", cmd_record, "profile like live and write every call to a trace directory" },
 	{ "merge", cmd_merge, "merge a trace directory into one .dlt file ordered by time" },
 	{ "report", cmd_report, "the summary table of a recorded trace" },
 	{ "dump", cmd_dump, "one line per recorded call, in time order (--csv)" },

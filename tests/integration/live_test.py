@@ -412,6 +412,93 @@ def test_not_root_error():
     expect_error([DLPROF, "--lib", LIB, "--", DRIVER, "exit", "0"], "needs root", preexec=drop)
 
 
+# ---- trace mode ------------------------------------------------------------
+
+def record(tmpdir, cmd, extra=(), timeout=120):
+    out = os.path.join(tmpdir, "trace.d")
+    args = [DLPROF, "record", "-o", out, "--json", "--lib", LIB, "--func", "dlt_*"]
+    if ATTACH:
+        args += ["--attach", ATTACH]
+    p = subprocess.run(args + list(extra) + ["--"] + cmd, capture_output=True, text=True, timeout=timeout)
+    check(p.returncode == 0, f"record rc {p.returncode}: {p.stderr}")
+    return out, json.loads(p.stdout)
+
+
+def dump_csv(path):
+    p = subprocess.run([DLPROF, "dump", path, "--csv"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"dump rc {p.returncode}: {p.stderr}")
+    lines = p.stdout.splitlines()
+    header = lines[0].split(",")
+    return header, [dict(zip(header, l.split(","))) for l in lines[1:]], p.stderr
+
+
+def test_record_exact_nesting():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, doc = record(tmp, [DRIVER, "recurse", "5", "100"])
+        header, rows, _ = dump_csv(trace)
+    check(header[:8] == ["ts_ns", "dur_ns", "pid", "tid", "cpu", "lib", "func", "depth"], f"header {header}")
+    check(header[-1] == "oncpu_ns", f"header {header}")
+    rows = [r for r in rows if r["func"] == "dlt_recurse"]
+    check(len(rows) == 500, f"{len(rows)} records != 500 calls")
+    check(func(doc, "dlt_recurse")["calls"] == 500, "summary disagrees")
+    ts = [int(r["ts_ns"]) for r in rows]
+    check(ts == sorted(ts), "records not ordered by entry time")
+    # Each call of depth d > 0 lies inside the call of depth d-1 just before it.
+    stack = []
+    for r in rows:
+        d, start, end = int(r["depth"]), int(r["ts_ns"]), int(r["ts_ns"]) + int(r["dur_ns"])
+        del stack[d:]
+        check(len(stack) == d, f"depth {d} without a parent: {r}")
+        if stack:
+            check(stack[-1][0] <= start and end <= stack[-1][1], f"call {r} outside its parent {stack[-1]}")
+        stack.append((start, end))
+    check(sum(int(r["depth"]) == 0 for r in rows) == 100, "outermost calls")
+
+
+def test_record_sigkill_recovers_flushed():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.d")
+        d = start_waiting_driver(["count", "20000"])
+        try:
+            args = [DLPROF, "record", "-o", trace, "--lib", LIB, "--func", "dlt_add", "-p", str(d.pid)]
+            if ATTACH:
+                args += ["--attach", ATTACH]
+            prof = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            line = ""
+            while "profiling" not in line:
+                line = prof.stderr.readline()
+                check(line, "recorder did not start")
+            drive(d)
+            time.sleep(2.5)   # more than the 1 s flush interval
+            prof.kill()
+            prof.wait()
+        finally:
+            finish(d)
+        merged = os.path.join(tmp, "trace.dlt")
+        p = subprocess.run([DLPROF, "merge", trace, "-o", merged], capture_output=True, text=True)
+        check(p.returncode == 0, f"merge after SIGKILL: {p.stderr}")
+        _, rows, _ = dump_csv(merged)
+    n = sum(r["func"] == "dlt_add" for r in rows)
+    check(n == 20000, f"{n} of 20000 flushed calls recovered after SIGKILL")
+
+
+def test_record_storm_drops_counted():
+    import tempfile
+    calls = 200000
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, doc = record(tmp, [DRIVER, "count", str(calls)], ["--ringbuf-size", "4K"])
+        _, rows, _ = dump_csv(trace)
+        rep = subprocess.run([DLPROF, "report", trace, "--json"], capture_output=True, text=True)
+    written = sum(r["func"] == "dlt_add" for r in rows)
+    check(doc["drops"] > 0, "a 4K ringbuf must overflow under a call storm")
+    check(written + doc["drops"] == calls, f"records {written} + drops {doc['drops']} != calls {calls}")
+    check(func(doc, "dlt_add")["calls"] == calls, "aggregates must stay exact despite drops")
+    check(rep.returncode == 0 and "incomplete" in rep.stderr, f"report must say the trace is incomplete: {rep.stderr!r}")
+    check(json.loads(rep.stdout)["drops"] == doc["drops"], "report shows the drops")
+
+
 TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
 
 

@@ -19,7 +19,7 @@ static int parse(char **argv, struct profile_opts *o, char *err)
 
 	while (argv[argc])
 		argc++;
-	return cli_parse(argc, argv, o, err, 256);
+	return cli_parse(argc, argv, false, o, err, 256);
 }
 
 static void test_full_command(void **state)
@@ -100,6 +100,32 @@ static void test_help_without_lib(void **state)
 	cli_opts_free(&o);
 }
 
+static void test_record_options(void **state)
+{
+	char *live[] = { "dlprof-bpf", "-l", "x", "-o", "t.d", NULL };
+	char *rec[] = { "record", "-l", "x", "-o", "t.d", "--ringbuf-size", "4M", "--compress", "none", NULL };
+	char *bad_size[] = { "record", "-l", "x", "-o", "t.d", "--ringbuf-size", "3M", NULL };
+	char *no_out[] = { "record", "-l", "x", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "belongs to 'dlprof-bpf record'"));
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse(9, rec, true, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.output, "t.d");
+	assert_int_equal(o.ringbuf_bytes, 4u << 20);
+	assert_true(o.no_compress);
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse(7, bad_size, true, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "power of two"));
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse(3, no_out, true, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "needs -o"));
+	cli_opts_free(&o);
+}
+
 static void test_selection(void **state)
 {
 	char *argv[] = { "dlprof-bpf", "-l", "x", "-f", "foo_*,bar", "-x", "foo_debug*", NULL };
@@ -126,6 +152,7 @@ int main(void)
 		cmocka_unit_test(test_command_options_not_ours),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_help_without_lib),
+		cmocka_unit_test(test_record_options),
 		cmocka_unit_test(test_selection),
 	};
 

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What a trace records about a process: its name and cgroup. */
+#ifndef DLPROF_PROC_INFO_H
+#define DLPROF_PROC_INFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * comm from /proc/PID/comm and the cgroup v2 id (the inode of its cgroup
+ * directory, what bpf_get_current_cgroup_id() returns; 0 when unknown).
+ * Returns 0, or -ESRCH when the process is gone.
+ */
+int proc_info_read(pid_t pid, char *comm, size_t comm_sz, uint64_t *cgroup_id);
+
+#endif /* DLPROF_PROC_INFO_H */
