@@ -7,6 +7,7 @@ medians of --runs runs.
     sudo bench/overhead.py [--build build] [--calls 1000000] [--runs 7]
                            [--func bench_push_rbp ...] [--attach auto]
                            [--events none --events page-faults,context-switches ...]
+                           [--record]   (also trace mode, writing a trace to a temp dir)
 
 Prints, per function and event set: ns/call without and with probes, the
 added ns per call, and the ratio probed/unprobed.
@@ -15,8 +16,10 @@ import argparse
 import os
 import re
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 
 SOFTWARE_SETS = ["none", "page-faults,context-switches",
                  "page-faults,context-switches,cpu-migrations,minor-faults"]
@@ -39,6 +42,7 @@ def main():
     ap.add_argument("--attach", default="auto")
     ap.add_argument("--events", action="append",
                     help="an -e value; repeat for several sets (default: none, 2 and 4 software events)")
+    ap.add_argument("--record", action="store_true", help="also measure trace mode (record -o)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("overhead.py: needs root (it loads BPF programs)")
@@ -47,20 +51,30 @@ def main():
     lib = os.path.join(a.build, "bench", "libbenchfn.so")
     funcs = a.func or ["bench_push_rbp"]
     event_sets = a.events or SOFTWARE_SETS
+    modes = ["live", "record"] if a.record else ["live"]
+    tmp = tempfile.mkdtemp(prefix="dlprof-bench-")
     print(f"median of {a.runs} runs x {a.calls} calls, attach={a.attach}")
-    print(f"{'function':<16} {'events':<58} {'base ns':>8} {'probed':>8} {'added':>8} {'ratio':>7}")
-    for fn in funcs:
-        base = []
-        probed = {ev: [] for ev in event_sets}
-        for _ in range(a.runs):
-            base.append(ns_per_call([bench, fn, str(a.calls)]))
-            for ev in event_sets:
-                probed[ev].append(ns_per_call([dlprof, "--attach", a.attach, "-e", ev, "--lib", lib,
-                                               "--func", fn, "--", bench, fn, str(a.calls)]))
-        b = statistics.median(base)
-        for ev in event_sets:
-            p = statistics.median(probed[ev])
-            print(f"{fn:<16} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f}")
+    print(f"{'function':<16} {'mode':<7} {'events':<58} {'base ns':>8} {'probed':>8} {'added':>8} {'ratio':>7}")
+    try:
+        for fn in funcs:
+            base = []
+            probed = {(m, ev): [] for m in modes for ev in event_sets}
+            for run in range(a.runs):
+                base.append(ns_per_call([bench, fn, str(a.calls)]))
+                for m, ev in probed:
+                    head = [dlprof]
+                    if m == "record":
+                        head += ["record", "-o", os.path.join(tmp, f"t{run}-{len(probed[(m, ev)])}-{ev}")]
+                    probed[(m, ev)].append(ns_per_call(head + ["--attach", a.attach, "-e", ev, "--lib", lib,
+                                                                "--func", fn, "--", bench, fn, str(a.calls)]))
+                    shutil.rmtree(tmp)
+                    os.mkdir(tmp)
+            b = statistics.median(base)
+            for (m, ev), vals in probed.items():
+                p = statistics.median(vals)
+                print(f"{fn:<16} {m:<7} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
