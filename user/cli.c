@@ -184,6 +184,17 @@ static int on_compress(struct profile_opts *o, const char *arg, char *err, size_
 	return 0;
 }
 
+static int on_placement(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!strcmp(arg, "entry"))
+		o->placement_entry = true;
+	else if (!strcmp(arg, "auto"))
+		o->placement_entry = false;
+	else
+		return fail(err, err_sz, "--placement: '%s' is not auto or entry", arg);
+	return 0;
+}
+
 static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	(void)arg; (void)err; (void)err_sz;
@@ -216,6 +227,7 @@ static const struct cli_option options[] = {
 	{ false, "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
 	{ false, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
 	{ false, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
+	{ false, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement },
 	{ true, "output", 'o', "DIR", "record: the trace directory to write (must be new or empty)", on_output },
 	{ true, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size },
 	{ true, "compress", 0, "MODE", "record: zlib (default) or none", on_compress },

@@ -25,6 +25,7 @@ struct profile_opts {
 	bool list_events;		/* -e list / --list-events */
 	bool json;
 	int attach_mode;		/* enum attach_mode */
+	bool placement_entry;		/* --placement entry: probes stay on the entry unless it cannot take one */
 	int verbose;
 	bool help;
 	bool version;

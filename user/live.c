@@ -451,10 +451,21 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		errmsg("%s", msg);
 		return 1;
 	}
-	for (size_t i = 0; i < l->table.nr_libs; i++)
-		if (l->table.libs[i].ifunc_unresolved)
+	for (size_t i = 0; i < l->table.nr_libs; i++) {
+		const struct probe_lib *lib = &l->table.libs[i];
+
+		if (lib->ifunc_unresolved)
 			errmsg("warning: %zu IFUNC functions of %s left out: their implementation could not be found",
-			       l->table.libs[i].ifunc_unresolved, l->table.libs[i].file->display);
+			       lib->ifunc_unresolved, lib->file->display);
+		for (size_t k = 0; k < lib->nr_unprobeable && verbosity; k++)
+			errmsg("warning: %s in %s left out: no instruction near its entry can take a uprobe",
+			       lib->unprobeable[k], lib->file->display);
+		if (lib->nr_unprobeable && !verbosity)
+			errmsg("warning: %zu functions of %s left out: no instruction near their entry can take a uprobe (-v lists them)",
+			       lib->nr_unprobeable, lib->file->display);
+		l->info.functions_skipped += lib->nr_unprobeable;
+		l->info.functions_moved += lib->moved;
+	}
 	if (choose_events(l))
 		return EXIT_USAGE;
 	l->rows = calloc(l->table.nr_funcs, sizeof(*l->rows));

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "elf_symbols.h"
+#include "probe_placement.h"
 #include "probe_table.h"
 
 static int any_name_matches(const char *pattern, const char *name, char *const *aliases)
@@ -29,34 +34,132 @@ int probe_table_selects(const struct profile_opts *opts, const char *name, char 
 	return keep;
 }
 
-static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
-			 const struct profile_opts *opts)
+/* A library file's bytes, for the disassembler. */
+struct lib_image {
+	const uint8_t *base;
+	size_t size;
+};
+
+static int lib_image_map(struct lib_image *img, const char *path)
 {
-	size_t n = 0;
+	struct stat st;
+	void *p;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_size <= 0) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	img->base = p;
+	img->size = (size_t)st.st_size;
+	return 0;
+}
+
+static void lib_image_unmap(struct lib_image *img)
+{
+	if (img->base)
+		munmap((void *)img->base, img->size);
+	img->base = NULL;
+}
+
+/*
+ * Where f's entry probe goes. A function the placement cannot judge (no
+ * bytes in the file, a host it does not know) stays at its entry; one that
+ * no nearby instruction can carry is left out (-ENOENT).
+ */
+static int place_func(const struct profile_opts *opts, const struct elf_func *f,
+		      const struct lib_image *img, const uint64_t *starts, size_t nr_starts,
+		      uint64_t *offset)
+{
+	struct placement_func fn = { .size = f->size, .file_offset = f->file_offset };
+	struct placement pl;
+	int err;
+
+	*offset = f->file_offset;
+	if (f->file_offset >= img->size)
+		return 0;
+	fn.code = img->base + f->file_offset;
+	fn.len = img->size - f->file_offset;
+	err = probe_place(&fn, starts, nr_starts, &pl);
+	if (err)
+		return 0;
+	if (pl.kind == PLACE_UNPROBEABLE)
+		return -ENOENT;
+	/* --placement entry: move only off an entry the kernel refuses. */
+	if (pl.kind == PLACE_MOVED && (!opts->placement_entry || !uprobe_insn_probeable(pl.entry_class)))
+		*offset = pl.offset;
+	return 0;
+}
+
+static int add_unprobeable(struct probe_lib *lib, const char *name)
+{
+	char **n = realloc(lib->unprobeable, (lib->nr_unprobeable + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	lib->unprobeable = n;
+	n[lib->nr_unprobeable] = strdup(name);
+	if (!n[lib->nr_unprobeable])
+		return -ENOMEM;
+	lib->nr_unprobeable++;
+	return 0;
+}
+
+static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
+			 const struct lib_image *img, const struct profile_opts *opts)
+{
+	struct probe_lib *lib = &t->libs[lib_idx];
+	uint64_t *starts = NULL;
 	struct probe_func *funcs;
+	size_t n = 0;
+	int err = 0;
 
 	funcs = realloc(t->funcs, (t->nr_funcs + elf->cnt + 1) * sizeof(*funcs));
-	if (!funcs)
+	starts = malloc((elf->cnt + 1) * sizeof(*starts));
+	if (funcs)
+		t->funcs = funcs;
+	if (!funcs || !starts) {
+		free(starts);
 		return -ENOMEM;
-	t->funcs = funcs;
-	for (size_t i = 0; i < elf->cnt; i++) {
+	}
+	/* elf->funcs is sorted by offset: so are the starts the placement checks against. */
+	for (size_t i = 0; i < elf->cnt; i++)
+		starts[i] = elf->funcs[i].file_offset;
+	for (size_t i = 0; i < elf->cnt && !err; i++) {
 		const struct elf_func *f = &elf->funcs[i];
 		struct probe_func *pf = &t->funcs[t->nr_funcs + n];
+		uint64_t offset;
 
 		if (!probe_table_selects(opts, f->name, f->aliases))
 			continue;
+		if (place_func(opts, f, img, starts, elf->cnt, &offset)) {
+			err = add_unprobeable(lib, f->name);
+			continue;
+		}
 		pf->name = strdup(f->name);
-		if (!pf->name)
-			return -ENOMEM;
+		if (!pf->name) {
+			err = -ENOMEM;
+			break;
+		}
 		pf->lib = lib_idx;
-		pf->offset = f->file_offset;
+		pf->offset = offset;
+		pf->entry_offset = f->file_offset;
 		pf->vaddr = f->vaddr;
+		lib->moved += offset != f->file_offset;
 		n++;
 	}
-	t->libs[lib_idx].first_func = t->nr_funcs;
-	t->libs[lib_idx].nr_funcs = n;
+	free(starts);
+	lib->first_func = t->nr_funcs;
+	lib->nr_funcs = n;
 	t->nr_funcs += n;
-	return 0;
+	return err;
 }
 
 static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_opts *opts,
@@ -64,6 +167,7 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	struct elf_func_list elf = {};
+	struct lib_image img = {};
 	int ret;
 
 	ret = elf_funcs__load(lib->file->path, &elf);
@@ -83,8 +187,14 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 		goto cleanup;
 	}
 	memcpy(lib->build_id, elf.build_id, sizeof(lib->build_id));
-	ret = add_lib_funcs(t, lib_idx, &elf, opts);
+	ret = lib_image_map(&img, lib->file->path);
+	if (ret) {
+		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
+		goto cleanup;
+	}
+	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts);
 cleanup:
+	lib_image_unmap(&img);
 	elf_funcs__free(&elf);
 	return ret;
 }
@@ -162,6 +272,11 @@ void probe_table__free(struct probe_table *t)
 		return;
 	for (size_t i = 0; i < t->nr_funcs; i++)
 		free(t->funcs[i].name);
+	for (size_t i = 0; i < t->nr_libs; i++) {
+		for (size_t k = 0; k < t->libs[i].nr_unprobeable; k++)
+			free(t->libs[i].unprobeable[k]);
+		free(t->libs[i].unprobeable);
+	}
 	free(t->funcs);
 	free(t->libs);
 	free(t->offsets);

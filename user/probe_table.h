@@ -20,12 +20,16 @@ struct probe_lib {
 	size_t first_func;		/* this library's functions are funcs[first_func, first_func+nr_funcs) */
 	size_t nr_funcs;
 	size_t ifunc_unresolved;	/* IFUNCs left out: their implementation could not be found */
+	size_t moved;			/* entry probes placed past the entry (docs/probe-placement.md) */
+	char **unprobeable;		/* functions left out: no instruction near the entry takes a uprobe */
+	size_t nr_unprobeable;
 };
 
 struct probe_func {
 	char *name;
 	size_t lib;			/* index into libs */
-	uint64_t offset;		/* file offset of the probe */
+	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
+	uint64_t entry_offset;		/* file offset of the function's entry */
 	uint64_t vaddr;
 };
 

@@ -142,6 +142,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
 	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
 		info->attach_mode, info->attach_ms);
+	if (info->functions_moved)
+		fprintf(out, ", %zu placed off-entry", info->functions_moved);
 	if (info->functions_skipped)
 		fprintf(out, ", %zu could not be probed", info->functions_skipped);
 	if (info->detach_ms)
@@ -215,6 +217,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
 	err |= add_u64(doc, "functions_attached", info->functions_attached);
 	err |= add_u64(doc, "functions_skipped", info->functions_skipped);
+	err |= add_u64(doc, "functions_moved", info->functions_moved);
 	err |= add_u64(doc, "drops", info->drops);
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);

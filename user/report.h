@@ -24,6 +24,7 @@ struct report_info {
 	uint64_t max_rss_kib;		/* the profiler's own peak memory */
 	size_t functions_attached;
 	size_t functions_skipped;
+	size_t functions_moved;		/* entry probes placed past the entry */
 	const char *attach_mode;
 	uint64_t drops;			/* records lost (trace mode); aggregates stay exact */
 	uint64_t orphan_returns;

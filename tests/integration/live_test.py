@@ -275,6 +275,23 @@ def test_hardware_events():
     check(doc["events"] == ["page-faults", "context-switches"], f"default events {doc['events']}")
 
 
+def test_placement_counts_match_entry():
+    per = {}
+    for placement in ("entry", "auto"):
+        rc, doc, err = run_profiled([DRIVER, "asm", "3000"], ["--placement", placement, "--func", "dlt_*"])
+        check(rc == 0, f"rc {rc}: {err}")
+        per[placement] = doc
+    for name in ("dlt_test_je", "dlt_loop_head", "dlt_loop_second"):
+        e, a = func(per["entry"], name), func(per["auto"], name)
+        check(e and a, f"{name} missing")
+        check((e["calls"], e["timed"], e["unmatched"]) == (a["calls"], a["timed"], a["unmatched"]),
+              f"{name}: entry probe {e} != placed probe {a}")
+    check(func(per["auto"], "dlt_test_je")["calls"] == 3000, "dlt_test_je calls")
+    check(func(per["auto"], "dlt_loop_second")["calls"] == 3000, "dlt_loop_second calls")
+    check(per["auto"]["functions_moved"] >= 1 and per["entry"]["functions_moved"] == 0,
+          f"moved: auto {per['auto']['functions_moved']}, entry {per['entry']['functions_moved']}")
+
+
 def test_fork_follow():
     rc, doc, err = run_profiled([DRIVER, "fork", "1000"])
     check(rc == 0, f"rc {rc}: {err}")

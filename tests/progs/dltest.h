@@ -19,5 +19,9 @@ void dlt_spin_ms(int ms);
 void dlt_spin_migrate(int ms);
 void dlt_nap(int naps);
 void dlt_spin_touch(int ms, int pages);
+/* dltest_asm.S: entries with known instructions. */
+int dlt_test_je(int x);
+void dlt_loop_head(int n);
+int dlt_loop_second(int n);
 
 #endif

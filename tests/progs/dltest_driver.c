@@ -135,6 +135,12 @@ static int run(int argc, char **argv)
 			if (p != MAP_FAILED)
 				munmap(p, 16 * psz);
 		}
+	} else if (!strcmp(mode, "asm")) {	/* asm N: N calls of each dltest_asm.S function */
+		for (long i = 0; i < n; i++) {
+			sink = dlt_test_je((int)(i % 3));
+			dlt_loop_head((int)(i % 4));
+			sink = dlt_loop_second((int)(i % 5));
+		}
 	} else if (!strcmp(mode, "exit")) {	/* exit CODE */
 		return (int)n;
 	} else {
