@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Added ns per probed call, dlprof-bpf in each attach mode side by side
+with bpftrace and BCC's funclatency (Debian's builds) on the same workload,
+interleaved in one invocation; medians of --runs runs.
+
+    sudo bench/compare.py [--build build] [--calls 300000] [--runs 5]
+
+The workload is bench/callbench calling one function of bench/benchfn.S:
+bench_push_rbp (push %rbp first: emulated), bench_test_je (test; je:
+dlprof-bpf moves its probe to the je), bench_lea_ret (nothing to emulate).
+"empty pair" is bpftrace with empty uprobe and uretprobe bodies: the cost
+of the probes themselves, the floor for every tool.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+FUNCS = ["bench_push_rbp", "bench_test_je", "bench_lea_ret"]
+
+
+def ns_per_call(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r"ns_per_call ([0-9.]+)", p.stdout)
+    return float(m.group(1)) if m and p.returncode == 0 else None
+
+
+def tools(dlprof, lib, bench, fn, calls, modes):
+    work = [bench, fn, str(calls)]
+    t = {"unprobed": work}
+    for m in modes:
+        t[f"dlprof {m}"] = [dlprof, "--attach", m, "-e", "none", "--lib", lib, "--func", fn, "--"] + work
+    if shutil.which("bpftrace"):
+        probe = f"{lib}:{fn}"
+        t["bpftrace empty pair"] = ["bpftrace", "-q", "-e", f"uprobe:{probe} {{}} uretprobe:{probe} {{}}",
+                                    "-c", " ".join(work)]
+        t["bpftrace latency hist"] = ["bpftrace", "-q", "-e",
+                                      f"uprobe:{probe} {{ @s[tid] = nsecs; }} "
+                                      f"uretprobe:{probe} /@s[tid]/ {{ @h = hist(nsecs - @s[tid]); delete(@s[tid]); }}",
+                                      "-c", " ".join(work)]
+    return t
+
+
+def funclatency_works():
+    exe = shutil.which("funclatency-bpfcc")
+    if not exe:
+        return "funclatency-bpfcc not installed"
+    p = subprocess.run([exe, "-d", "1", "c:strlen"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        return "funclatency-bpfcc fails here: " + (p.stderr.strip().splitlines() or ["?"])[-1]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--calls", type=int, default=300000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--modes", default="session,multi,classic")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("compare.py: needs root (it loads BPF programs)")
+    dlprof = os.path.abspath(os.path.join(a.build, "user", "dlprof-bpf"))
+    bench = os.path.abspath(os.path.join(a.build, "bench", "callbench"))
+    lib = os.path.abspath(os.path.join(a.build, "bench", "libbenchfn.so"))
+    why = funclatency_works()
+    if why:
+        print(f"# funclatency: {why} (BCC compiles at run time and needs kernel headers)")
+    print(f"# median of {a.runs} runs x {a.calls} calls; added = tool - unprobed")
+    print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12}")
+    for fn in FUNCS:
+        t = tools(dlprof, lib, bench, fn, a.calls, a.modes.split(","))
+        res = {k: [] for k in t}
+        for _ in range(a.runs):
+            for k, cmd in t.items():
+                v = ns_per_call(cmd)
+                if v is not None:
+                    res[k].append(v)
+        med = {k: statistics.median(v) for k, v in res.items() if v}
+        base = med["unprobed"]
+        ref = med.get("bpftrace latency hist")
+        for k, v in med.items():
+            ratio = f"{(ref - base) / (v - base):>11.1f}x" if ref and k.startswith("dlprof") else ""
+            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratio:>12}")
+
+
+if __name__ == "__main__":
+    main()
