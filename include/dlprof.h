@@ -6,11 +6,7 @@
 #ifndef DLPROF_H
 #define DLPROF_H
 
-#ifdef __bpf__
-#include "vmlinux.h"
-#else
-#include <linux/types.h>
-#endif
+#include "shared_types.h"
 
 #include "histogram.h"
 

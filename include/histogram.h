@@ -11,15 +11,7 @@
 #ifndef DLPROF_HISTOGRAM_H
 #define DLPROF_HISTOGRAM_H
 
-#ifdef __bpf__
-#include "vmlinux.h"
-#else
-#include <linux/types.h>
-#include <sys/cdefs.h>
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
-#endif
+#include "shared_types.h"
 
 #define HIST_SUB_BITS	4
 #define HIST_SUB	(1u << HIST_SUB_BITS)

@@ -12,15 +12,7 @@
 #ifndef DLPROF_VCOUNTER_H
 #define DLPROF_VCOUNTER_H
 
-#ifdef __bpf__
-#include "vmlinux.h"
-#else
-#include <linux/types.h>
-#include <sys/cdefs.h>
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
-#endif
+#include "shared_types.h"
 
 struct vcounter {
 	__u64 acc;	/* progress banked while on a CPU, up to the last switch-out */

@@ -144,12 +144,12 @@ static int dump(struct trace_input *in, bool csv)
 			break;
 	}
 	if (ret < 0) {
-		trace_errmsg("reading the trace failed: %s; try on a machine with more memory",
+		errmsg("reading the trace failed: %s; try on a machine with more memory",
 			     strerror(-ret));
 		return 1;
 	}
 	if (fflush(d.out) || ferror(d.out)) {
-		trace_errmsg("cannot write the dump: %s; check where stdout goes (disk full?)",
+		errmsg("cannot write the dump: %s; check where stdout goes (disk full?)",
 			     strerror(errno));
 		return 1;
 	}
@@ -161,7 +161,6 @@ int cmd_dump(int argc, char **argv)
 {
 	struct trace_input *in;
 	bool csv = false;
-	char err[512];
 	int c, ret;
 
 	optind = 0;
@@ -178,16 +177,9 @@ int cmd_dump(int argc, char **argv)
 			return TRACE_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		trace_errmsg("dump needs one trace directory or .dlt file; "
-			     "see 'dlprof-bpf dump --help'");
-		return TRACE_EXIT_USAGE;
-	}
-	ret = trace_input__open(&in, argv[optind], err, sizeof(err));
-	if (ret) {
-		trace_errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
-		return 1;
-	}
+	ret = trace_cmd_open_input(argc, argv, "dump", &in);
+	if (ret)
+		return ret;
 	ret = dump(in, csv);
 	trace_input__free(in);
 	return ret;

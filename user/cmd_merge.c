@@ -24,7 +24,7 @@ static const struct option long_opts[] = {
 
 static void write_error(const char *out, int err)
 {
-	trace_errmsg("cannot write %s: %s; free some space or choose another file with -o", out,
+	errmsg("cannot write %s: %s; free some space or choose another file with -o", out,
 		     strerror(-err));
 }
 
@@ -41,7 +41,7 @@ static int merge(struct trace_input *in, const char *out, enum trace_compression
 
 	w = dlt_writer__new(out, comp, level, 0);
 	if (!w) {
-		trace_errmsg("cannot create %s: %s; choose a writable place with -o", out,
+		errmsg("cannot create %s: %s; choose a writable place with -o", out,
 			     strerror(errno));
 		return 1;
 	}
@@ -58,12 +58,12 @@ static int merge(struct trace_input *in, const char *out, enum trace_compression
 	}
 	trace_progress_done(&prog);
 	if (ret < 0) {
-		trace_errmsg("merge failed: %s; try on a machine with more memory", strerror(-ret));
+		errmsg("merge failed: %s; try on a machine with more memory", strerror(-ret));
 		goto fail;
 	}
 	meta = trace_meta__dup(trace_input__meta(in));
 	if (!meta) {
-		trace_errmsg("out of memory");
+		errmsg("out of memory");
 		goto fail;
 	}
 	trace_input__losses(in, &l);
@@ -104,7 +104,7 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'c':
 			if (trace_compression_parse(optarg, &comp, &level)) {
-				trace_errmsg("bad --compress '%s'; use none, zlib or zlib:1-9", optarg);
+				errmsg("bad --compress '%s'; use none, zlib or zlib:1-9", optarg);
 				return TRACE_EXIT_USAGE;
 			}
 			break;
@@ -117,12 +117,12 @@ int cmd_merge(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || !out) {
-		trace_errmsg("merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
+		errmsg("merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
 		return TRACE_EXIT_USAGE;
 	}
 	ret = trace_input__open(&in, argv[optind], err, sizeof(err));
 	if (ret) {
-		trace_errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
 		return 1;
 	}
 	ret = merge(in, out, comp, level);

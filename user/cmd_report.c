@@ -65,18 +65,18 @@ static int report(struct trace_input *in, bool json)
 	int ret, status = 1;
 
 	if (trace_agg__init(&agg, m->nr_funcs)) {
-		trace_errmsg("out of memory");
+		errmsg("out of memory");
 		return 1;
 	}
 	ret = aggregate(in, &agg);
 	if (ret < 0) {
-		trace_errmsg("reading the trace failed: %s; try on a machine with more memory",
+		errmsg("reading the trace failed: %s; try on a machine with more memory",
 			     strerror(-ret));
 		goto cleanup;
 	}
 	rows = calloc(m->nr_funcs ? m->nr_funcs : 1, sizeof(*rows));
 	if (!rows) {
-		trace_errmsg("out of memory");
+		errmsg("out of memory");
 		goto cleanup;
 	}
 	for (__u32 i = 0; i < m->nr_funcs; i++) {
@@ -88,7 +88,7 @@ static int report(struct trace_input *in, bool json)
 	fill_info(m, &info);
 	if (json) {
 		if (report_print_json(stdout, rows, m->nr_funcs, &info)) {
-			trace_errmsg("out of memory");
+			errmsg("out of memory");
 			goto cleanup;
 		}
 	} else {
@@ -96,10 +96,10 @@ static int report(struct trace_input *in, bool json)
 	}
 	trace_report_damage(in, false);
 	if (agg.unknown_func)
-		trace_errmsg("%" PRIu64 " records name functions the metadata does not list; "
+		errmsg("%" PRIu64 " records name functions the metadata does not list; "
 			     "they are left out", (uint64_t)agg.unknown_func);
 	if (fflush(stdout) || ferror(stdout)) {
-		trace_errmsg("cannot write the report: %s; check where stdout goes", strerror(errno));
+		errmsg("cannot write the report: %s; check where stdout goes", strerror(errno));
 		goto cleanup;
 	}
 	status = 0;
@@ -113,7 +113,6 @@ int cmd_report(int argc, char **argv)
 {
 	struct trace_input *in;
 	bool json = false;
-	char err[512];
 	int c, ret;
 
 	optind = 0;
@@ -130,16 +129,9 @@ int cmd_report(int argc, char **argv)
 			return TRACE_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		trace_errmsg("report needs one trace directory or .dlt file; "
-			     "see 'dlprof-bpf report --help'");
-		return TRACE_EXIT_USAGE;
-	}
-	ret = trace_input__open(&in, argv[optind], err, sizeof(err));
-	if (ret) {
-		trace_errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
-		return 1;
-	}
+	ret = trace_cmd_open_input(argc, argv, "report", &in);
+	if (ret)
+		return ret;
 	ret = report(in, json);
 	trace_input__free(in);
 	return ret;

@@ -20,6 +20,7 @@
 #include "events.h"
 #include "kernel_stats.h"
 #include "live.h"
+#include "messages.h"
 #include "preflight.h"
 #include "recorder.h"
 #include "probe_table.h"
@@ -51,17 +52,6 @@ struct live {
 };
 
 static int verbosity;
-
-static void errmsg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("dlprof-bpf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {

@@ -10,15 +10,19 @@
 /* Damage lines beyond this many are counted, not listed. */
 #define DAMAGE_LINES_MAX 10
 
-void trace_errmsg(const char *fmt, ...)
+int trace_cmd_open_input(int argc, char **argv, const char *cmd, struct trace_input **in)
 {
-	va_list ap;
+	char err[512];
 
-	fputs("dlprof-bpf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	if (optind != argc - 1) {
+		errmsg("%s needs one trace directory or .dlt file; see 'dlprof-bpf %s --help'", cmd, cmd);
+		return TRACE_EXIT_USAGE;
+	}
+	if (trace_input__open(in, argv[optind], err, sizeof(err))) {
+		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+		return 1;
+	}
+	return 0;
 }
 
 void trace_report_damage(const struct trace_input *in, bool per_place)
@@ -32,21 +36,21 @@ void trace_report_damage(const struct trace_input *in, bool per_place)
 		const struct merge_damage *d = trace_merge__damage(m, i);
 
 		if (d->d.reason == TRACE_DMG_MISSING) {
-			trace_errmsg("%s: %s", d->source, trace_damage_reason_str(d->d.reason));
+			errmsg("%s: %s", d->source, trace_damage_reason_str(d->d.reason));
 			continue;
 		}
 		recs[0] = 0;
 		if (d->d.records)
 			snprintf(recs, sizeof(recs), ", %u records", d->d.records);
-		trace_errmsg("%s: skipped %" PRIu64 " bytes at offset %" PRIu64 " (%s%s)", d->source,
+		errmsg("%s: skipped %" PRIu64 " bytes at offset %" PRIu64 " (%s%s)", d->source,
 			     (uint64_t)d->d.bytes, (uint64_t)d->d.offset,
 			     trace_damage_reason_str(d->d.reason), recs);
 	}
 	if (per_place && n > DAMAGE_LINES_MAX)
-		trace_errmsg("... and %zu more damaged places", n - DAMAGE_LINES_MAX);
+		errmsg("... and %zu more damaged places", n - DAMAGE_LINES_MAX);
 	trace_input__losses(in, &l);
 	if (trace_losses_describe(&l, line, sizeof(line)))
-		trace_errmsg("%s", line);
+		errmsg("%s", line);
 }
 
 static double mono_s(void)

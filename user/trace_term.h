@@ -5,12 +5,17 @@
 
 #include <stdbool.h>
 
+#include "messages.h"
 #include "trace_input.h"
 
 #define TRACE_EXIT_USAGE 2
 
-/* One line on stderr: "dlprof-bpf: <fmt>". */
-void trace_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The input a read command names: the single argument left after its
+ * options (argv[optind]), opened. Returns 0, or the exit status after
+ * saying what is wrong.
+ */
+int trace_cmd_open_input(int argc, char **argv, const char *cmd, struct trace_input **in);
 
 /*
  * The damage an input showed, one line per place (the first few), then the
