@@ -13,9 +13,11 @@ small libz; the multi-link modes run on libcrypto.so.3 and libc.so.6.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
+import time
 
 CASES = [
     ("libcrypto.so.3", ["session", "multi"]),
@@ -30,6 +32,30 @@ def one_run(dlprof, lib, mode, pid):
     if p.returncode != 0:
         sys.exit(f"{lib} {mode}: {p.stderr.strip()}")
     return json.loads(p.stdout)
+
+
+def callbench_ns(bench):
+    out = subprocess.run([bench, "bench_push_rbp", "2000000"], capture_output=True, text=True).stdout
+    return float(re.search(r"ns_per_call ([0-9.]+)", out).group(1))
+
+
+def idle_cost(dlprof, bench, runs):
+    """A program calling none of the probed functions, alone and while all of
+    libcrypto and libc are probed in every process."""
+    alone, probed = [], []
+    for _ in range(runs):
+        alone.append(callbench_ns(bench))
+        prof = subprocess.Popen([dlprof, "-e", "none", "--lib", "libcrypto.so.3", "--lib", "libc.so.6"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        while "profiling" not in prof.stderr.readline():
+            if prof.poll() is not None:
+                sys.exit("idle: the profiler did not start")
+        probed.append(callbench_ns(bench))
+        prof.terminate()
+        prof.wait()
+    a, p = statistics.median(alone), statistics.median(probed)
+    print(f"idle program: {a:.2f} ns/call alone, {p:.2f} ns/call with libcrypto+libc probed "
+          f"system-wide (ratio {p / a:.3f})")
 
 
 def main():
@@ -60,6 +86,7 @@ def main():
     finally:
         target.kill()
         target.wait()
+    idle_cost(dlprof, os.path.join(a.build, "bench", "callbench"), a.runs)
 
 
 if __name__ == "__main__":

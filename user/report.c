@@ -163,6 +163,19 @@ static int add_u64(struct json_object *o, const char *key, uint64_t v)
 	return n ? json_object_object_add(o, key, n) : -ENOMEM;
 }
 
+static int add_events(struct json_object *doc, const struct report_info *info)
+{
+	struct json_object *evs = json_object_new_array();
+	int err;
+
+	if (!evs)
+		return -ENOMEM;
+	err = json_object_object_add(doc, "events", evs);
+	for (size_t k = 0; k < info->nr_events && !err; k++)
+		err = json_object_array_add(evs, json_object_new_string(info->events[k]));
+	return err;
+}
+
 static struct json_object *row_json(const struct report_row *r, const struct report_info *info)
 {
 	struct json_object *o = json_object_new_object(), *ctr = json_object_new_object();
@@ -222,13 +235,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
-	{
-		struct json_object *evs = json_object_new_array();
-
-		err |= evs ? json_object_object_add(doc, "events", evs) : -ENOMEM;
-		for (size_t k = 0; evs && k < info->nr_events; k++)
-			err |= json_object_array_add(evs, json_object_new_string(info->events[k]));
-	}
+	err |= add_events(doc, info);
 	for (size_t i = 0; i < n && !err; i++) {
 		struct json_object *r;
 
