@@ -70,16 +70,18 @@ END(pt_loop_back)
 /* a loop back onto the jcc itself: the probe may not sit there -> +0 */
 FUNC(pt_loop_onto_jcc)
 	mov	%edi, %eax
+	test	%eax, %eax
 3:	jne	4f
 	ret
 4:	sub	$1, %eax
 	jmp	3b
 END(pt_loop_onto_jcc)
 
-/* the same loop entered further down: the first jcc is free -> +2 */
+/* the loop starts past the first jcc, which is free -> +4 */
 FUNC(pt_loop_after)
 	mov	%edi, %eax
-	jne	6f
+	test	%eax, %eax
+	je	6f
 5:	sub	$1, %eax
 	jne	5b
 6:	ret

@@ -30,7 +30,7 @@ static const struct expect crafted[] = {
 	{ "pt_sub_rsp",		PLACE_ENTRY,		0,  false },
 	{ "pt_loop_back",	PLACE_ENTRY,		0,  false },
 	{ "pt_loop_onto_jcc",	PLACE_ENTRY,		0,  false },
-	{ "pt_loop_after",	PLACE_MOVED,		2,  true },
+	{ "pt_loop_after",	PLACE_MOVED,		4,  true },
 	{ "pt_inner_sym",	PLACE_ENTRY,		0,  false },
 	{ "pt_inner_sym_2",	PLACE_ENTRY,		0,  true },
 	{ "pt_lock_first",	PLACE_MOVED,		3,  true },
