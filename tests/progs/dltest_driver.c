@@ -29,6 +29,16 @@ static void wait_line(void)
 		exit(3);
 }
 
+/* Short calls whose probe the kernel emulates (dlt_test_je's moves to its je). */
+static void *thread_short_calls(void *arg)
+{
+	long n = (long)arg;
+
+	for (long i = 0; i < n; i++)
+		sink = dlt_test_je((int)i);
+	return NULL;
+}
+
 static void *thread_calls(void *arg)
 {
 	long n = (long)arg;
@@ -46,13 +56,15 @@ static int run(int argc, char **argv)
 
 	if (!strcmp(mode, "count")) {		/* count N: N calls of dlt_add */
 		thread_calls((void *)n);
-	} else if (!strcmp(mode, "threads")) {	/* threads T N: T threads, N calls each */
+	} else if (!strcmp(mode, "threads") || !strcmp(mode, "shortthreads")) {
+		/* threads T N: T threads, N calls of dlt_add each; shortthreads: of dlt_test_je */
+		void *(*body)(void *) = mode[0] == 't' ? thread_calls : thread_short_calls;
 		pthread_t t[64];
 
 		if (n < 1 || n > 64)
 			return 2;
 		for (long i = 0; i < n; i++)
-			pthread_create(&t[i], NULL, thread_calls, (void *)m);
+			pthread_create(&t[i], NULL, body, (void *)m);
 		for (long i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 	} else if (!strcmp(mode, "recurse")) {	/* recurse DEPTH REPS */
