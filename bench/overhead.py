@@ -13,6 +13,7 @@ Prints, per function and event set: ns/call without and with probes, the
 added ns per call, and the ratio probed/unprobed.
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -31,6 +32,14 @@ def ns_per_call(cmd):
     if not m:
         sys.exit(f"no ns_per_call in output of {cmd}: {out!r}")
     return float(m.group(1))
+
+
+def probed_run(cmd, calls):
+    """ns/call of the workload under the profiler, and the probe programs' own ns per call."""
+    p = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    m = re.search(r"ns_per_call ([0-9.]+)", p.stdout)
+    doc = json.loads(p.stdout[p.stdout.index("{"):])
+    return float(m.group(1)), doc["probe_run_ns"] / calls
 
 
 def main():
@@ -53,28 +62,40 @@ def main():
     event_sets = a.events or SOFTWARE_SETS
     modes = ["live", "record"] if a.record else ["live"]
     tmp = tempfile.mkdtemp(prefix="dlprof-bench-")
-    print(f"median of {a.runs} runs x {a.calls} calls, attach={a.attach}")
-    print(f"{'function':<16} {'mode':<7} {'events':<58} {'base ns':>8} {'probed':>8} {'added':>8} {'ratio':>7}")
+    # The kernel times BPF programs only while this is on; the profiler reports it in its JSON.
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_was = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
+    print(f"median of {a.runs} runs x {a.calls} calls, attach={a.attach}; "
+          f"bpf = ns per call inside the probe programs (bpf_stats)")
+    print(f"{'function':<16} {'mode':<7} {'events':<58} {'base ns':>8} {'probed':>8} {'added':>8} {'ratio':>7} {'bpf':>7}")
     try:
         for fn in funcs:
             base = []
             probed = {(m, ev): [] for m in modes for ev in event_sets}
+            inbpf = {(m, ev): [] for m in modes for ev in event_sets}
             for run in range(a.runs):
                 base.append(ns_per_call([bench, fn, str(a.calls)]))
                 for m, ev in probed:
                     head = [dlprof]
                     if m == "record":
                         head += ["record", "-o", os.path.join(tmp, f"t{run}-{len(probed[(m, ev)])}-{ev}")]
-                    probed[(m, ev)].append(ns_per_call(head + ["--attach", a.attach, "-e", ev, "--lib", lib,
-                                                                "--func", fn, "--", bench, fn, str(a.calls)]))
+                    wall, bpf = probed_run(head + ["--json", "--attach", a.attach, "-e", ev, "--lib", lib,
+                                                   "--func", fn, "--", bench, fn, str(a.calls)], a.calls)
+                    probed[(m, ev)].append(wall)
+                    inbpf[(m, ev)].append(bpf)
                     shutil.rmtree(tmp)
                     os.mkdir(tmp)
             b = statistics.median(base)
             for (m, ev), vals in probed.items():
                 p = statistics.median(vals)
-                print(f"{fn:<16} {m:<7} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f}")
+                k = statistics.median(inbpf[(m, ev)])
+                print(f"{fn:<16} {m:<7} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f} {k:>7.1f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(stats_was)
 
 
 if __name__ == "__main__":

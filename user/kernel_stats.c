@@ -32,6 +32,25 @@ void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_
 			out[i] += in[(size_t)c * n + i];
 }
 
+void kernel_probe_runtime(struct profile_bpf *skel, uint64_t *run_ns, uint64_t *runs)
+{
+	const struct bpf_program *progs[] = {
+		skel->progs.dlprof_entry, skel->progs.dlprof_return, skel->progs.dlprof_session,
+	};
+
+	*run_ns = *runs = 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		*run_ns += info.run_time_ns;
+		*runs += info.run_cnt;
+	}
+}
+
 int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		      struct report_row *rows, struct dlprof_diag *diag)
 {

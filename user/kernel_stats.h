@@ -18,6 +18,12 @@ int kernel_diag_read(struct profile_bpf *skel, struct dlprof_diag *per_cpu);
 /* sum = the diagnostics of all CPUs added up. */
 void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_diag *sum);
 
+/*
+ * Time the probe programs spent running and how often they ran, summed
+ * (the kernel counts only while sysctl kernel.bpf_stats_enabled is 1).
+ */
+void kernel_probe_runtime(struct profile_bpf *skel, uint64_t *run_ns, uint64_t *runs);
+
 int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		      struct report_row *rows, struct dlprof_diag *diag);
 

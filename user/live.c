@@ -237,6 +237,7 @@ static int print_report(struct live *l, bool final)
 		double t0 = now_s();
 		struct rusage ru;
 
+		kernel_probe_runtime(l->skel, &l->info.probe_run_ns, &l->info.probe_runs);
 		attacher__free(l->attacher);
 		l->attacher = NULL;
 		l->info.detach_ms = (now_s() - t0) * 1e3;

@@ -228,6 +228,8 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= json_object_object_add(doc, "attach_mode", json_object_new_string(info->attach_mode));
 	err |= json_object_object_add(doc, "detach_ms", json_object_new_double(info->detach_ms));
 	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
+	err |= add_u64(doc, "probe_run_ns", info->probe_run_ns);
+	err |= add_u64(doc, "probe_runs", info->probe_runs);
 	err |= add_u64(doc, "functions_attached", info->functions_attached);
 	err |= add_u64(doc, "functions_skipped", info->functions_skipped);
 	err |= add_u64(doc, "functions_moved", info->functions_moved);

@@ -22,6 +22,8 @@ struct report_info {
 	double attach_ms;
 	double detach_ms;		/* 0 while attached (interval reports) */
 	uint64_t max_rss_kib;		/* the profiler's own peak memory */
+	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1), else 0 */
+	uint64_t probe_runs;
 	size_t functions_attached;
 	size_t functions_skipped;
 	size_t functions_moved;		/* entry probes placed past the entry */
