@@ -309,7 +309,7 @@ static int run_loop(struct live *l, double start)
 		if (l->recorder) {
 			err = recorder__drain(l->recorder);
 			if (err && !l->write_error_reported) {
-				errmsg("warning: writing the trace failed: %s; the loss is counted in its metadata",
+				errmsg("warning: writing the trace failed: %s; recording goes on, the loss is counted",
 				       strerror(-err));
 				l->write_error_reported = true;
 			}
@@ -389,7 +389,9 @@ static int finish_recorder(struct live *l)
 
 	err = recorder__finish(l->recorder);
 	if (err)
-		errmsg("warning: finishing the trace failed: %s", strerror(-err));
+		errmsg("writing the trace in %s failed: %s; free space or give -o another place "
+		       "(the summary below is complete, the trace holds what was written)",
+		       l->opts.output, strerror(-err));
 	recorder__counts(l->recorder, &written, &lost);
 	l->info.drops = lost;
 	fprintf(stderr, "dlprof-bpf: %llu calls written to %s%s\n", (unsigned long long)written,
@@ -401,6 +403,7 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 {
 	char msg[2048];
 	enum attach_mode mode;
+	bool trace_failed;
 	double start;
 	int err;
 
@@ -499,9 +502,9 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		return 1;
 	}
 	l->info.elapsed_s = now_s() - start;
-	if (l->recorder && finish_recorder(l))
-		return 1;
-	if (print_report(l, true))
+	/* A trace that could not be finished (full disk) still gets the exact summary, then fails. */
+	trace_failed = l->recorder && finish_recorder(l);
+	if (print_report(l, true) || trace_failed)
 		return 1;
 	return l->opts.command || l->exit_status ? l->exit_status : 0;
 }
