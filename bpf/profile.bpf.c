@@ -469,7 +469,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline int on_return(struct pt_regs *ctx, __u64 now)
+/* from_session: the kernel runs a session's return only after an entry that pushed a frame. */
+static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_session)
 {
 	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
@@ -479,7 +480,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now)
 	__u64 entry_sp;
 	__u32 flags;
 
-	if (!tracked())
+	if (!from_session && !tracked())
 		return 0;
 	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
 	if (!tc)
@@ -521,7 +522,7 @@ int BPF_KPROBE(dlprof_entry)
 SEC("uprobe")
 int BPF_KPROBE(dlprof_return)
 {
-	return on_return(ctx, bpf_ktime_get_ns());
+	return on_return(ctx, bpf_ktime_get_ns(), false);
 }
 
 /*
@@ -535,7 +536,7 @@ int BPF_KPROBE(dlprof_session)
 	__u64 now = bpf_ktime_get_ns();
 
 	if (bpf_session_is_return())
-		return on_return(ctx, now);
+		return on_return(ctx, now, true);
 	return on_entry(ctx);
 }
 
