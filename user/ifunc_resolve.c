@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "elf_symbols.h"
+#include "file_io.h"
 
 /*
  * dlopen() runs the library's constructors, which may be slow (GPU
@@ -62,23 +63,6 @@ static uint64_t child_resolve(void *handle, const struct link_map *lm, const str
 	return vaddr;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static void child_isolate(void)
 {
 	int sig, fd;
@@ -114,7 +98,7 @@ static void __attribute__((noreturn)) child_run(const char *dlpath,
 		if (!ifunc_pending(&list->funcs[i]))
 			continue;
 		vaddr = child_resolve(handle, lm, &list->funcs[i]);
-		if (write_all(wfd, &vaddr, sizeof(vaddr)))
+		if (write_full(wfd, &vaddr, sizeof(vaddr)))
 			_exit(1);
 	}
 	/* _exit: neither the library's destructors nor our atexit handlers. */

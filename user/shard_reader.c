@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "file_io.h"
 #include "shard_reader.h"
 
 struct shard_reader {
@@ -22,27 +23,6 @@ struct shard_reader {
 	unsigned char *scratch;		/* one payload as read from the file */
 	size_t scratch_cap;
 };
-
-/* 1: got len bytes; 0: the file ended first; -errno: read error. */
-static int pread_full(int fd, void *buf, size_t len, __u64 off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			return 0;
-		p += n;
-		len -= (size_t)n;
-		off += (__u64)n;
-	}
-	return 1;
-}
 
 static void set_stop(struct shard_reader *r, __u64 off, __u64 end, __u32 records,
 		     enum trace_damage_reason why)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_io.h"
 #include "shard_writer.h"
 #include "trace_block.h"
 #include "trace_heap.h"
@@ -38,24 +39,6 @@ struct shard_writer {
 	struct shard_writer_stats st;
 };
 
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 static int write_header(struct shard_writer *sw, const struct shard_writer_opts *o)
 {
 	struct trace_shard_header h;
@@ -73,7 +56,7 @@ static int write_header(struct shard_writer *sw, const struct shard_writer_opts 
 	h.reorder_window_ns = o->reorder_window_ns;
 	h.block_records = sw->block_records;
 	h.header_crc = trace_crc(&h, offsetof(struct trace_shard_header, header_crc));
-	err = pwrite_all(sw->fd, &h, sizeof(h), 0);
+	err = pwrite_full(sw->fd, &h, sizeof(h), 0);
 	if (err)
 		return err;
 	sw->good_end = sizeof(h);
@@ -149,7 +132,7 @@ static int write_block(struct shard_writer *sw, const struct call_record *recs, 
 
 	err = block_encoder__encode(sw->enc, recs, nr, flags, &buf, &len);
 	if (!err)
-		err = pwrite_all(sw->fd, buf, len, (off_t)sw->good_end);
+		err = pwrite_full(sw->fd, buf, len, (off_t)sw->good_end);
 	if (err) {
 		/* Whatever part of the block reached the file would read as damage. */
 		if (ftruncate(sw->fd, (off_t)sw->good_end)) {

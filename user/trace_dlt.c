@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "trace_block.h"
+#include "file_io.h"
 #include "trace_dlt.h"
 
 struct dlt_writer {
@@ -27,24 +28,6 @@ struct dlt_writer {
 	__u64 nr_blocks;
 	__u64 last_ts;
 };
-
-static int pwrite_all(int fd, const void *buf, size_t len, __u64 off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (__u64)n;
-	}
-	return 0;
-}
 
 struct dlt_writer *dlt_writer__new(const char *path, enum trace_compression comp, int level,
 				   __u32 block_records)
@@ -121,7 +104,7 @@ static int write_block(struct dlt_writer *w)
 		return 0;
 	err = block_encoder__encode(w->enc, w->buf, w->nr_buf, 0, &p, &len);
 	if (!err)
-		err = pwrite_all(w->fd, p, len, w->off);
+		err = pwrite_full(w->fd, p, len, w->off);
 	if (err)
 		return err;
 	w->off += len;
@@ -160,7 +143,7 @@ int dlt_writer__finish(struct dlt_writer *w, struct trace_meta *meta)
 	text = trace_meta__to_json(meta, &meta_len);
 	if (!text)
 		return -ENOMEM;
-	err = pwrite_all(w->fd, text, meta_len, w->off);
+	err = pwrite_full(w->fd, text, meta_len, w->off);
 	if (err)
 		goto cleanup;
 
@@ -177,7 +160,7 @@ int dlt_writer__finish(struct dlt_writer *w, struct trace_meta *meta)
 	h.compression = w->comp;
 	h.header_crc = trace_crc(&h, offsetof(struct trace_dlt_header, header_crc));
 	/* Last: until this lands, the file reads as "not a .dlt" rather than as a short one. */
-	err = pwrite_all(w->fd, &h, sizeof(h), 0);
+	err = pwrite_full(w->fd, &h, sizeof(h), 0);
 	if (err)
 		goto cleanup;
 	w->off += meta_len;
@@ -197,24 +180,12 @@ cleanup:
 	return err;
 }
 
+/* 0, -ENODATA when the file ends first, or -errno. */
 static int read_exact(int fd, void *buf, size_t len, __u64 off)
 {
-	char *p = buf;
+	int ret = pread_full(fd, buf, len, off);
 
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			return -ENODATA;
-		p += n;
-		len -= (size_t)n;
-		off += (__u64)n;
-	}
-	return 0;
+	return ret == 1 ? 0 : ret ?: -ENODATA;
 }
 
 static int bad(char *err, size_t err_sz, const char *what)

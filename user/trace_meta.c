@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 
+#include "file_io.h"
 #include "trace_meta.h"
 
 #define META_TMP_FILE TRACE_META_FILE ".tmp"
@@ -734,21 +735,6 @@ cleanup:
 	return ret;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int trace_meta__write(const struct trace_meta *m, int dirfd)
 {
 	size_t len;
@@ -762,7 +748,7 @@ int trace_meta__write(const struct trace_meta *m, int dirfd)
 		err = -errno;
 		goto cleanup;
 	}
-	err = write_all(fd, text, len);
+	err = write_full(fd, text, len);
 	if (close(fd) && !err)
 		err = -errno;
 	/*
