@@ -128,3 +128,18 @@ void elftest_write_file(const char *path, const void *buf, size_t len)
 	assert_int_equal(write(fd, buf, len), (ssize_t)len);
 	close(fd);
 }
+
+void elftest_load_ok(const char *path, struct elf_func_list *list)
+{
+	assert_int_equal(elf_funcs__load(path, list), 0);
+	elftest_assert_well_formed(list);
+}
+
+const struct elf_func *elftest_find_ok(const struct elf_func_list *list, const char *name)
+{
+	const struct elf_func *f = elftest_find(list, name);
+
+	if (!f)
+		fail_msg("%s not found", name);
+	return f;
+}

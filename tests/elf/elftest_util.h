@@ -27,4 +27,9 @@ char *elftest_path(const char *dir, const char *name);
 void *elftest_read_file(const char *path, size_t *len);
 void elftest_write_file(const char *path, const void *buf, size_t len);
 
+/* Load path (must succeed) and check the list's invariants. */
+void elftest_load_ok(const char *path, struct elf_func_list *list);
+/* The entry with that name or alias; fails the test when absent. */
+const struct elf_func *elftest_find_ok(const struct elf_func_list *list, const char *name);
+
 #endif /* ELFTEST_UTIL_H */

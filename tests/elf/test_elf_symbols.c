@@ -28,21 +28,6 @@ static const char *const libz_paths[] = {
 	"/usr/lib64/libz.so.1",
 };
 
-static void load_ok(const char *path, struct elf_func_list *list)
-{
-	assert_int_equal(elf_funcs__load(path, list), 0);
-	elftest_assert_well_formed(list);
-}
-
-static const struct elf_func *find_ok(const struct elf_func_list *list, const char *name)
-{
-	const struct elf_func *f = elftest_find(list, name);
-
-	if (!f)
-		fail_msg("%s not found", name);
-	return f;
-}
-
 static void test_lib_symbols(void **state)
 {
 	struct elf_func_list list;
@@ -50,46 +35,46 @@ static void test_lib_symbols(void **state)
 	size_t i;
 
 	(void)state;
-	load_ok(elftest_env_path("ELFTEST_LIB"), &list);
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &list);
 
-	f = find_ok(&list, "tl_global");
+	f = elftest_find_ok(&list, "tl_global");
 	assert_string_equal(f->name, "tl_global");
 	assert_int_equal(f->flags, ELF_FUNC_GLOBAL | ELF_FUNC_DYNAMIC);
 	assert_true(f->size > 0);
 
 	/* GLOBAL wins over WEAK, whatever the names. */
-	f = find_ok(&list, "tl_weak");
+	f = elftest_find_ok(&list, "tl_weak");
 	assert_string_equal(f->name, "__tl_strong");
 	assert_true(elftest_has_alias(f, "tl_weak"));
 	assert_int_equal(f->flags, ELF_FUNC_GLOBAL | ELF_FUNC_WEAK | ELF_FUNC_DYNAMIC);
 
-	f = find_ok(&list, "tl_hidden");
+	f = elftest_find_ok(&list, "tl_hidden");
 	assert_string_equal(f->name, "tl_hidden");
 	assert_int_equal(f->flags, ELF_FUNC_LOCAL);
 
-	f = find_ok(&list, "tl_aliased.localalias");
+	f = elftest_find_ok(&list, "tl_aliased.localalias");
 	assert_string_equal(f->name, "tl_aliased");
 	assert_int_equal(f->flags, ELF_FUNC_GLOBAL | ELF_FUNC_DYNAMIC);
 
-	f = find_ok(&list, "tl_distinct_1");
-	g = find_ok(&list, "tl_distinct_2");
+	f = elftest_find_ok(&list, "tl_distinct_1");
+	g = elftest_find_ok(&list, "tl_distinct_2");
 	assert_ptr_not_equal(f, g);
 	assert_string_equal(f->name, "tl_distinct_1");
 	assert_string_equal(g->name, "tl_distinct_2");
 
 	/* The IFUNC is still at its resolver, which it shares the entry with. */
-	f = find_ok(&list, "tl_ifunc");
+	f = elftest_find_ok(&list, "tl_ifunc");
 	assert_string_equal(f->name, "tl_ifunc");
 	assert_true(elftest_has_alias(f, "tl_resolver"));
 	assert_int_equal(f->flags, ELF_FUNC_GLOBAL | ELF_FUNC_DYNAMIC | ELF_FUNC_IFUNC);
 
-	f = find_ok(&list, "tl_local_ifunc");
+	f = elftest_find_ok(&list, "tl_local_ifunc");
 	assert_string_equal(f->name, "tl_local_ifunc");
 	assert_int_equal(f->flags, ELF_FUNC_LOCAL | ELF_FUNC_IFUNC);
 
-	f = find_ok(&list, "tl_impl_a");
+	f = elftest_find_ok(&list, "tl_impl_a");
 	assert_int_equal(f->flags, ELF_FUNC_LOCAL);
-	assert_ptr_not_equal(f, find_ok(&list, "tl_impl_b"));
+	assert_ptr_not_equal(f, elftest_find_ok(&list, "tl_impl_b"));
 
 	assert_int_equal(strlen(list.build_id), 40);
 	for (i = 0; i < 40; i++)
@@ -111,7 +96,7 @@ static void test_lib_offsets_match_code(void **state)
 	int fd;
 
 	(void)state;
-	load_ok(path, &list);
+	elftest_load_ok(path, &list);
 	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(handle);
 	assert_int_equal(dlinfo(handle, RTLD_DI_LINKMAP, &lm), 0);
@@ -119,7 +104,7 @@ static void test_lib_offsets_match_code(void **state)
 	assert_true(fd >= 0);
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		f = find_ok(&list, names[i]);
+		f = elftest_find_ok(&list, names[i]);
 		addr = dlsym(handle, names[i]);
 		assert_non_null(addr);
 		assert_int_equal(f->vaddr, (uintptr_t)addr - lm->l_addr);
@@ -138,8 +123,8 @@ static void test_matches(void **state)
 	const struct elf_func *f;
 
 	(void)state;
-	load_ok(elftest_env_path("ELFTEST_LIB"), &list);
-	f = find_ok(&list, "tl_aliased");
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &list);
+	f = elftest_find_ok(&list, "tl_aliased");
 	assert_true(elf_func__matches(f, "tl_aliased"));
 	assert_true(elf_func__matches(f, "*.localalias"));
 	assert_true(elf_func__matches(f, "tl_ali?sed"));
@@ -148,7 +133,7 @@ static void test_matches(void **state)
 	assert_false(elf_func__matches(NULL, "*"));
 	assert_false(elf_func__matches(f, NULL));
 
-	f = find_ok(&list, "tl_weak");
+	f = elftest_find_ok(&list, "tl_weak");
 	assert_true(elf_func__matches(f, "tl_we[a-z]k"));
 	assert_true(elf_func__matches(f, "__tl_*"));
 	elf_funcs__free(&list);
@@ -161,8 +146,8 @@ static void test_stripped(void **state)
 	size_t i;
 
 	(void)state;
-	load_ok(elftest_env_path("ELFTEST_LIB"), &full);
-	load_ok(elftest_env_path("ELFTEST_LIB_STRIPPED"), &stripped);
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &full);
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB_STRIPPED"), &stripped);
 
 	assert_string_equal(stripped.build_id, full.build_id);
 	assert_null(elftest_find(&stripped, "tl_hidden"));
@@ -172,14 +157,14 @@ static void test_stripped(void **state)
 	/* Every exported function is there, at the same place, with the same name. */
 	for (i = 0; i < stripped.cnt; i++) {
 		assert_true(stripped.funcs[i].flags & ELF_FUNC_DYNAMIC);
-		f = find_ok(&full, stripped.funcs[i].name);
+		f = elftest_find_ok(&full, stripped.funcs[i].name);
 		assert_string_equal(f->name, stripped.funcs[i].name);
 		assert_int_equal(f->file_offset, stripped.funcs[i].file_offset);
 	}
-	f = find_ok(&stripped, "tl_weak");
+	f = elftest_find_ok(&stripped, "tl_weak");
 	assert_string_equal(f->name, "__tl_strong");
-	find_ok(&stripped, "tl_global");
-	find_ok(&stripped, "tl_ifunc");
+	elftest_find_ok(&stripped, "tl_global");
+	elftest_find_ok(&stripped, "tl_ifunc");
 	elf_funcs__free(&full);
 	elf_funcs__free(&stripped);
 }
@@ -367,11 +352,11 @@ static void test_libz(void **state)
 	}
 	if (!path)
 		skip();
-	load_ok(path, &list);
+	elftest_load_ok(path, &list);
 	assert_true(list.cnt > 50);
 	assert_int_equal(strlen(list.build_id), 40);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		f = find_ok(&list, names[i]);
+		f = elftest_find_ok(&list, names[i]);
 		assert_true(f->flags & ELF_FUNC_DYNAMIC);
 		assert_true(f->flags & ELF_FUNC_GLOBAL);
 		assert_true(f->file_offset > 0);

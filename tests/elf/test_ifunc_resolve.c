@@ -18,21 +18,6 @@
 #include "elf_symbols.h"
 #include "elftest_util.h"
 
-static void load_ok(const char *path, struct elf_func_list *list)
-{
-	assert_int_equal(elf_funcs__load(path, list), 0);
-	elftest_assert_well_formed(list);
-}
-
-static const struct elf_func *find_ok(const struct elf_func_list *list, const char *name)
-{
-	const struct elf_func *f = elftest_find(list, name);
-
-	if (!f)
-		fail_msg("%s not found", name);
-	return f;
-}
-
 static size_t count_flag(const struct elf_func_list *list, unsigned int flag)
 {
 	size_t i, n = 0;
@@ -82,9 +67,9 @@ static void check_lib(const char *path, const char *impl, const char *other_impl
 	uint64_t resolver_off;
 	size_t cnt;
 
-	load_ok(elftest_env_path("ELFTEST_LIB"), &list);
-	want = *find_ok(&list, impl);
-	resolver_off = find_ok(&list, "tl_ifunc")->file_offset;
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &list);
+	want = *elftest_find_ok(&list, impl);
+	resolver_off = elftest_find_ok(&list, "tl_ifunc")->file_offset;
 	assert_int_not_equal(want.file_offset, resolver_off);
 	cnt = list.cnt;
 
@@ -94,7 +79,7 @@ static void check_lib(const char *path, const char *impl, const char *other_impl
 	/* tl_ifunc merged into its implementation's entry. */
 	assert_int_equal(list.cnt, cnt - 2);
 
-	f = find_ok(&list, "tl_ifunc");
+	f = elftest_find_ok(&list, "tl_ifunc");
 	assert_string_equal(f->name, "tl_ifunc");
 	assert_true(elftest_has_alias(f, impl));
 	assert_int_equal(f->file_offset, want.file_offset);
@@ -104,7 +89,7 @@ static void check_lib(const char *path, const char *impl, const char *other_impl
 				   ELF_FUNC_IFUNC_RESOLVED);
 	assert_null(find_offset(&list, resolver_off));
 
-	f = find_ok(&list, other_impl);
+	f = elftest_find_ok(&list, other_impl);
 	assert_string_equal(f->name, other_impl);
 	assert_int_equal(f->flags, ELF_FUNC_LOCAL);
 	elf_funcs__free(&list);
@@ -149,15 +134,15 @@ static void test_stripped(void **state)
 	size_t cnt;
 
 	(void)state;
-	load_ok(elftest_env_path("ELFTEST_LIB"), &full);
-	impl_off = find_ok(&full, "tl_impl_a")->file_offset;
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &full);
+	impl_off = elftest_find_ok(&full, "tl_impl_a")->file_offset;
 	elf_funcs__free(&full);
 
-	load_ok(elftest_env_path("ELFTEST_LIB_STRIPPED"), &list);
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB_STRIPPED"), &list);
 	cnt = list.cnt;
 	assert_int_equal(resolve_ok(elftest_env_path("ELFTEST_LIB_STRIPPED"), &list), 0);
 	assert_int_equal(list.cnt, cnt);
-	f = find_ok(&list, "tl_ifunc");
+	f = elftest_find_ok(&list, "tl_ifunc");
 	assert_int_equal(f->file_offset, impl_off);
 	assert_true(f->flags & ELF_FUNC_IFUNC_RESOLVED);
 	/* Nothing says how long the implementation is. */
@@ -173,13 +158,13 @@ static void test_idempotent(void **state)
 	size_t cnt;
 
 	(void)state;
-	load_ok(path, &list);
+	elftest_load_ok(path, &list);
 	assert_int_equal(resolve_ok(path, &list), 1);
 	cnt = list.cnt;
-	off = find_ok(&list, "tl_ifunc")->file_offset;
+	off = elftest_find_ok(&list, "tl_ifunc")->file_offset;
 	assert_int_equal(resolve_ok(path, &list), 0);
 	assert_int_equal(list.cnt, cnt);
-	assert_int_equal(find_ok(&list, "tl_ifunc")->file_offset, off);
+	assert_int_equal(elftest_find_ok(&list, "tl_ifunc")->file_offset, off);
 	elf_funcs__free(&list);
 }
 
@@ -201,11 +186,11 @@ static void test_helper_crash(void **state)
 	struct elf_func_list list;
 
 	(void)state;
-	load_ok(path, &list);
+	elftest_load_ok(path, &list);
 	assert_int_equal(count_flag(&list, ELF_FUNC_IFUNC), 2);
 	assert_int_equal(resolve_ok(path, &list), 2);
 	assert_int_equal(count_flag(&list, ELF_FUNC_IFUNC), 0);
-	find_ok(&list, "tc_plain");
+	elftest_find_ok(&list, "tc_plain");
 	elf_funcs__free(&list);
 }
 
@@ -216,11 +201,11 @@ static void test_dlopen_fails(void **state)
 
 	(void)state;
 	assert_null(dlopen(path, RTLD_LAZY | RTLD_LOCAL));
-	load_ok(path, &list);
-	find_ok(&list, "tn_ifunc");
+	elftest_load_ok(path, &list);
+	elftest_find_ok(&list, "tn_ifunc");
 	assert_int_equal(resolve_ok(path, &list), 1);
 	assert_null(elftest_find(&list, "tn_ifunc"));
-	find_ok(&list, "tn_read");
+	elftest_find_ok(&list, "tn_read");
 	elf_funcs__free(&list);
 }
 
@@ -230,9 +215,9 @@ static void test_missing_file(void **state)
 	size_t unresolved;
 
 	(void)state;
-	load_ok(elftest_env_path("ELFTEST_LIB"), &list);
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &list);
 	assert_int_equal(ifunc_resolve("/nonexistent/lib.so", &list, &unresolved), -ENOENT);
-	find_ok(&list, "tl_local_ifunc");
+	elftest_find_ok(&list, "tl_local_ifunc");
 	elf_funcs__free(&list);
 }
 
@@ -253,14 +238,14 @@ static void test_libc_strlen(void **state)
 	    access(lm->l_name, R_OK))
 		skip();
 
-	load_ok(lm->l_name, &list);
-	f = find_ok(&list, "strlen");
+	elftest_load_ok(lm->l_name, &list);
+	f = elftest_find_ok(&list, "strlen");
 	assert_true(f->flags & ELF_FUNC_IFUNC);
 	resolver_off = f->file_offset;
 
 	/* Not all: time() and gettimeofday() resolve into the vDSO, another object. */
 	resolve_ok(lm->l_name, &list);
-	f = find_ok(&list, "strlen");
+	f = elftest_find_ok(&list, "strlen");
 	assert_string_equal(f->name, "strlen");
 	assert_true(f->flags & ELF_FUNC_IFUNC_RESOLVED);
 	assert_int_not_equal(f->file_offset, resolver_off);

@@ -306,39 +306,36 @@ def test_exit_status():
     check(not called, f"no library calls expected, got {called}")
 
 
-def test_attach_pid():
-    d = start_waiting_driver(["count", "50000"])
+def profile_running_driver(driver_args, libs, before_attach=None):
+    """Start a waiting driver, attach with -p, let it work, stop: the JSON document."""
+    d = start_waiting_driver(driver_args)
     try:
-        prof = start_profiler_on(d.pid, [LIB])
+        if before_attach:
+            before_attach(d)
+        prof = start_profiler_on(d.pid, libs)
         drive(d)
-        doc = stop_profiler(prof)
+        return stop_profiler(prof)
     finally:
         finish(d)
+
+
+def test_attach_pid():
+    doc = profile_running_driver(["count", "50000"], [LIB])
     check(calls_of(doc, "dlt_add") == 50000, f"-p calls {calls_of(doc, 'dlt_add')} != 50000")
 
 
 def test_attach_pid_new_threads():
     # The threads start only after the profiler attached.
-    d = start_waiting_driver(["threads", "4", "10000"])
-    try:
-        prof = start_profiler_on(d.pid, [LIB])
-        drive(d)
-        doc = stop_profiler(prof)
-    finally:
-        finish(d)
+    doc = profile_running_driver(["threads", "4", "10000"], [LIB])
     check(calls_of(doc, "dlt_add") == 40000, f"threads started later: {calls_of(doc, 'dlt_add')} != 40000")
 
 
 def test_dlopen_late():
-    d = start_waiting_driver(["dlopen", LATE_LIB, "5000"])
-    try:
+    def not_mapped_yet(d):
         maps = open(f"/proc/{d.pid}/maps").read()
         check(os.path.basename(LATE_LIB) not in maps, "late library already mapped")
-        prof = start_profiler_on(d.pid, [LATE_LIB])
-        drive(d)
-        doc = stop_profiler(prof)
-    finally:
-        finish(d)
+
+    doc = profile_running_driver(["dlopen", LATE_LIB, "5000"], [LATE_LIB], not_mapped_yet)
     f = func(doc, "dlt_add")
     check(f and f["calls"] == 5000 and f["lib"].endswith(os.path.basename(LATE_LIB)),
           f"dlopen'd library: {f}")
