@@ -169,8 +169,10 @@ struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs 
 {
 	struct attacher *a;
 
-	if (mode == ATTACH_AUTO)
-		mode = attach_detect_mode();
+	if (mode == ATTACH_AUTO) {
+		errno = EINVAL;
+		return NULL;
+	}
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;

@@ -56,7 +56,11 @@ struct attach_skip {
 
 struct attacher;
 
-/* pid > 0 limits the probes to that process (the kernel then installs them in its memory only). */
+/*
+ * mode: the one the programs were prepared for (not ATTACH_AUTO: the mode
+ * is chosen before load). pid > 0 limits the probes to that process (the
+ * kernel then installs them in its memory only).
+ */
 struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs *progs, pid_t pid);
 /*
  * Attach entry and return probes at offsets[i] of the file at path, with

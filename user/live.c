@@ -185,8 +185,10 @@ static int attach_all(struct live *l)
 				    &(struct attach_progs){ l->skel->progs.dlprof_entry, l->skel->progs.dlprof_return,
 							    l->skel->progs.dlprof_session },
 				    l->opts.pid);
-	if (!l->attacher)
-		return -ENOMEM;
+	if (!l->attacher) {
+		errmsg("cannot prepare the attach: %s", strerror(errno));
+		return -errno;
+	}
 	t0 = now_s();
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		const struct probe_lib *lib = &t->libs[i];

@@ -150,8 +150,6 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		}
 		pf->lib = lib_idx;
 		pf->offset = offset;
-		pf->entry_offset = f->file_offset;
-		pf->vaddr = f->vaddr;
 		lib->moved += offset != f->file_offset;
 		n++;
 	}

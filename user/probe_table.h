@@ -29,8 +29,6 @@ struct probe_func {
 	char *name;
 	size_t lib;			/* index into libs */
 	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
-	uint64_t entry_offset;		/* file offset of the function's entry */
-	uint64_t vaddr;
 };
 
 struct probe_table {
