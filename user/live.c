@@ -186,8 +186,10 @@ static int attach_all(struct live *l)
 							    l->skel->progs.dlprof_session },
 				    l->opts.pid);
 	if (!l->attacher) {
-		errmsg("cannot prepare the attach: %s", strerror(errno));
-		return -errno;
+		int err = -errno;
+
+		errmsg("cannot prepare the attach: %s", strerror(-err));
+		return err;
 	}
 	t0 = now_s();
 	for (size_t i = 0; i < t->nr_libs; i++) {
