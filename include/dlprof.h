@@ -28,7 +28,6 @@ enum dlprof_filter {
 
 /* Per function and per CPU; summed by the loader. */
 struct func_stats {
-	__u64 returns;		/* calls whose return fired: the histogram's count */
 	__u64 unmatched;	/* entries whose return never fired (longjmp, depth) */
 	__u64 total_ns;
 	__u64 min_ns;		/* 0 = no call yet */
@@ -36,7 +35,7 @@ struct func_stats {
 	__u64 oncpu_ns;
 	__u64 scaled;		/* calls with a multiplexed (extrapolated) counter */
 	__u64 counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
-	__u64 hist[HIST_BUCKETS];
+	__u64 hist[HIST_BUCKETS];	/* its total is the number of calls whose return fired */
 };
 
 /* Every record that crosses the ringbuf starts with its type. */

@@ -6,7 +6,6 @@
 
 void func_stats_accumulate(struct func_stats *acc, const struct func_stats *cpu)
 {
-	acc->returns += cpu->returns;
 	acc->unmatched += cpu->unmatched;
 	acc->total_ns += cpu->total_ns;
 	acc->oncpu_ns += cpu->oncpu_ns;
@@ -51,15 +50,16 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 {
 	memset(out, 0, sizeof(*out));
 	out->calls = calls;
-	out->returns = sum->returns;
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		out->returns += sum->hist[i];
 	out->unmatched = sum->unmatched;
 	out->total_ns = sum->total_ns;
-	out->avg_ns = sum->returns ? sum->total_ns / sum->returns : 0;
+	out->avg_ns = out->returns ? sum->total_ns / out->returns : 0;
 	out->min_ns = sum->min_ns;
 	out->max_ns = sum->max_ns;
-	out->p50_ns = hist_quantile(sum->hist, sum->returns, 0.50, sum->min_ns, sum->max_ns);
-	out->p90_ns = hist_quantile(sum->hist, sum->returns, 0.90, sum->min_ns, sum->max_ns);
-	out->p99_ns = hist_quantile(sum->hist, sum->returns, 0.99, sum->min_ns, sum->max_ns);
+	out->p50_ns = hist_quantile(sum->hist, out->returns, 0.50, sum->min_ns, sum->max_ns);
+	out->p90_ns = hist_quantile(sum->hist, out->returns, 0.90, sum->min_ns, sum->max_ns);
+	out->p99_ns = hist_quantile(sum->hist, out->returns, 0.99, sum->min_ns, sum->max_ns);
 	out->oncpu_ns = sum->oncpu_ns;
 	out->scaled = sum->scaled;
 	memcpy(out->counters, sum->counters, sizeof(out->counters));

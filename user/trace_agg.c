@@ -43,7 +43,6 @@ void trace_agg__add(struct trace_agg *a, const struct call_record *r)
 		s->unmatched++;
 		return;
 	}
-	s->returns++;
 	s->total_ns += d;
 	s->oncpu_ns += r->oncpu_ns;
 	if (r->flags & CALL_F_SCALED)
