@@ -4,13 +4,18 @@
 with bpftrace and BCC's funclatency (Debian's builds) on the same workload,
 interleaved in one invocation; medians of --runs runs.
 
-    sudo bench/compare.py [--build build] [--calls 300000] [--runs 5]
+    sudo bench/compare.py [--build build] [--calls 300000] [--runs 5] [--modes session,multi,classic]
+                          [--func bench_push_rbp ...]
 
 The workload is bench/callbench calling one function of bench/benchfn.S:
 bench_push_rbp (push %rbp first: emulated), bench_test_je (test; je:
 dlprof-bpf moves its probe to the je), bench_lea_ret (nothing to emulate).
-"empty pair" is bpftrace with empty uprobe and uretprobe bodies: the cost
-of the probes themselves, the floor for every tool.
+"empty pair" is bpftrace with empty uprobe and uretprobe bodies. "floor"
+rows are bench/probe_floor: dlprof-bpf's own probes (same places, same
+attach mode) with empty programs, the uprobe mechanism alone; a dlprof row
+minus its floor row is dlprof-bpf's BPF work. "floor classic entry" puts an
+empty pair on the entry as bpftrace does: floor-at-entry / floor-placed is
+the most any placement can gain on this machine.
 """
 import argparse
 import os
@@ -29,11 +34,15 @@ def ns_per_call(cmd):
     return float(m.group(1)) if m and p.returncode == 0 else None
 
 
-def tools(dlprof, lib, bench, fn, calls, modes):
+def tools(dlprof, floor, lib, bench, fn, calls, modes):
     work = [bench, fn, str(calls)]
     t = {"unprobed": work}
     for m in modes:
         t[f"dlprof {m}"] = [dlprof, "--attach", m, "-e", "none", "--lib", lib, "--func", fn, "--"] + work
+    for m in modes:
+        t[f"floor {m}"] = [floor, "--attach", m, "--lib", lib, "--func", fn, "--"] + work
+    t["floor classic entry"] = [floor, "--attach", "classic", "--placement", "entry",
+                                "--lib", lib, "--func", fn, "--"] + work
     if shutil.which("bpftrace"):
         probe = f"{lib}:{fn}"
         t["bpftrace empty pair"] = ["bpftrace", "-q", "-e", f"uprobe:{probe} {{}} uretprobe:{probe} {{}}",
@@ -61,19 +70,23 @@ def main():
     ap.add_argument("--calls", type=int, default=300000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--modes", default="session,multi,classic")
+    ap.add_argument("--func", action="append", choices=FUNCS, help="only these functions (repeatable)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("compare.py: needs root (it loads BPF programs)")
     dlprof = os.path.abspath(os.path.join(a.build, "user", "dlprof-bpf"))
+    floor = os.path.abspath(os.path.join(a.build, "bench", "probe_floor"))
     bench = os.path.abspath(os.path.join(a.build, "bench", "callbench"))
     lib = os.path.abspath(os.path.join(a.build, "bench", "libbenchfn.so"))
     why = funclatency_works()
     if why:
         print(f"# funclatency: {why} (BCC compiles at run time and needs kernel headers)")
     print(f"# median of {a.runs} runs x {a.calls} calls; added = tool - unprobed")
-    print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12}")
-    for fn in FUNCS:
-        t = tools(dlprof, lib, bench, fn, a.calls, a.modes.split(","))
+    print("# vs bpftrace: bpftrace latency hist's added ns / this row's; "
+          "over floor: this dlprof row minus the floor row of its mode")
+    print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12} {'over floor':>11}")
+    for fn in a.func or FUNCS:
+        t = tools(dlprof, floor, lib, bench, fn, a.calls, a.modes.split(","))
         res = {k: [] for k in t}
         for _ in range(a.runs):
             for k, cmd in t.items():
@@ -84,8 +97,10 @@ def main():
         base = med["unprobed"]
         ref = med.get("bpftrace latency hist")
         for k, v in med.items():
-            ratio = f"{(ref - base) / (v - base):>11.1f}x" if ref and k.startswith("dlprof") else ""
-            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratio:>12}")
+            ratio = f"{(ref - base) / (v - base):>11.1f}x" if ref and k != "unprobed" else ""
+            fl = med.get(k.replace("dlprof", "floor")) if k.startswith("dlprof") else None
+            over = f"{v - fl:>11.1f}" if fl else ""
+            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratio:>12} {over}")
 
 
 if __name__ == "__main__":

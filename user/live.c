@@ -23,6 +23,7 @@
 #include "messages.h"
 #include "preflight.h"
 #include "recorder.h"
+#include "probe_attach.h"
 #include "probe_table.h"
 #include "profile.skel.h"
 #include "report.h"
@@ -180,43 +181,21 @@ static int attach_all(struct live *l)
 {
 	struct probe_table *t = &l->table;
 	double t0, t1;
+	int err;
 
 	l->attacher = attacher__new(l->opts.attach_mode,
 				    &(struct attach_progs){ l->skel->progs.dlprof_entry, l->skel->progs.dlprof_return,
 							    l->skel->progs.dlprof_session },
 				    l->opts.pid);
 	if (!l->attacher) {
-		int err = -errno;
-
+		err = -errno;
 		errmsg("cannot prepare the attach: %s", strerror(-err));
 		return err;
 	}
 	t0 = now_s();
-	for (size_t i = 0; i < t->nr_libs; i++) {
-		const struct probe_lib *lib = &t->libs[i];
-		struct attach_skip *skips = NULL;
-		size_t nr_skips = 0;
-		int err;
-
-		if (!lib->nr_funcs)
-			continue;
-		err = attacher__attach_file(l->attacher, lib->file->path, t->offsets + lib->first_func,
-					    t->cookies + lib->first_func, lib->nr_funcs, &skips, &nr_skips);
-		if (err) {
-			free(skips);
-			errmsg("cannot attach probes to %s: %s", lib->file->display, attach_strerror(err));
-			return err;
-		}
-		for (size_t k = 0; k < nr_skips && verbosity; k++)
-			errmsg("warning: %s in %s cannot be probed (%s); left out",
-			       t->funcs[lib->first_func + skips[k].index].name, lib->file->display,
-			       attach_strerror(skips[k].err));
-		if (nr_skips && !verbosity)
-			errmsg("warning: %zu functions of %s cannot be probed and were left out (-v lists them)",
-			       nr_skips, lib->file->display);
-		l->info.functions_skipped += nr_skips;
-		free(skips);
-	}
+	err = probe_table__attach(t, l->attacher, verbosity > 0, &l->info.functions_skipped);
+	if (err)
+		return err;
 	t1 = now_s();
 	l->info.attach_ms = (t1 - t0) * 1e3;
 	l->info.functions_attached = attacher__nr_attached(l->attacher);
