@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "elf_symbols.h"
+#include "elf_versions.h"
 
 /*
  * Only files this process could map are worth reading: uprobes and the
@@ -377,12 +378,13 @@ int elf_funcs__normalize(struct elf_func_list *list)
 	return err;
 }
 
-static int func_add(struct elf_func_list *list, size_t *cap, const char *name,
+/* version: a non-default symbol version, which becomes part of the name ("memcpy@GLIBC_2.2.5"). */
+static int func_add(struct elf_func_list *list, size_t *cap, const char *name, const char *version,
 		    const GElf_Sym *sym, uint64_t offset, unsigned int flags)
 {
 	struct elf_func *funcs;
 	size_t new_cap;
-	char *dup;
+	char *dup = NULL;
 
 	if (list->cnt == *cap) {
 		new_cap = *cap ? *cap * 2 : 256;
@@ -392,8 +394,7 @@ static int func_add(struct elf_func_list *list, size_t *cap, const char *name,
 		list->funcs = funcs;
 		*cap = new_cap;
 	}
-	dup = strdup(name);
-	if (!dup)
+	if (version ? asprintf(&dup, "%s@%s", name, version) < 0 : !(dup = strdup(name)))
 		return -ENOMEM;
 	list->funcs[list->cnt++] = (struct elf_func){
 		.name = dup,
@@ -433,8 +434,8 @@ static unsigned int sym_flags(const GElf_Sym *sym, bool dynamic)
 	return flags;
 }
 
-static int syms_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
-		     const struct elf_segs *segs, struct elf_func_list *list, size_t *cap)
+static int syms_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const struct elf_segs *segs,
+		     const struct elf_versions *vers, struct elf_func_list *list, size_t *cap)
 {
 	size_t symsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), i, nsyms;
 	bool dynamic = shdr->sh_type == SHT_DYNSYM;
@@ -461,7 +462,8 @@ static int syms_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 			return -ENOEXEC;
 		if (!name[0] || elf_segs__offset(segs, sym.st_value, &offset))
 			continue;
-		err = func_add(list, cap, name, &sym, offset, sym_flags(&sym, dynamic));
+		err = func_add(list, cap, name, dynamic ? elf_versions__hidden(vers, i) : NULL,
+			       &sym, offset, sym_flags(&sym, dynamic));
 		if (err)
 			return err;
 	}
@@ -489,7 +491,7 @@ static void build_id_read(Elf_Data *data, char *out, size_t out_sz)
 }
 
 static int scn_read(Elf *elf, Elf_Scn *scn, const struct elf_segs *segs,
-		    struct elf_func_list *list, size_t *cap)
+		    const struct elf_versions *vers, struct elf_func_list *list, size_t *cap)
 {
 	Elf_Data *data;
 	GElf_Shdr shdr;
@@ -499,7 +501,7 @@ static int scn_read(Elf *elf, Elf_Scn *scn, const struct elf_segs *segs,
 	switch (shdr.sh_type) {
 	case SHT_DYNSYM:
 	case SHT_SYMTAB:
-		return syms_read(elf, scn, &shdr, segs, list, cap);
+		return syms_read(elf, scn, &shdr, segs, vers, list, cap);
 	case SHT_NOTE:
 		if (list->build_id[0] || !shdr.sh_size)
 			return 0;
@@ -516,6 +518,7 @@ static int scn_read(Elf *elf, Elf_Scn *scn, const struct elf_segs *segs,
 int elf_funcs__load(const char *path, struct elf_func_list *out)
 {
 	struct elf_func_list list = {};
+	struct elf_versions *vers = NULL;
 	struct elf_segs *segs = NULL;
 	size_t cap = 0, shnum, i;
 	Elf_Scn *scn;
@@ -527,6 +530,8 @@ int elf_funcs__load(const char *path, struct elf_func_list *out)
 	if (err)
 		return err;
 	err = segs_read(elf, &segs);
+	if (!err)
+		err = elf_versions__read(elf, &vers);
 	if (err)
 		goto cleanup;
 	if (elf_getshdrnum(elf, &shnum)) {
@@ -536,7 +541,7 @@ int elf_funcs__load(const char *path, struct elf_func_list *out)
 	/* Section 0 is the reserved null section. */
 	for (i = 1; i < shnum; i++) {
 		scn = elf_getscn(elf, i);
-		err = scn ? scn_read(elf, scn, segs, &list, &cap) : -ENOEXEC;
+		err = scn ? scn_read(elf, scn, segs, vers, &list, &cap) : -ENOEXEC;
 		if (err)
 			goto cleanup;
 	}
@@ -548,6 +553,7 @@ int elf_funcs__load(const char *path, struct elf_func_list *out)
 
 cleanup:
 	elf_funcs__free(&list);
+	elf_versions__free(vers);
 	elf_segs__free(segs);
 	elf_close(fd, elf);
 	return err;

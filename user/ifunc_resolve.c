@@ -33,6 +33,23 @@ static bool ifunc_pending(const struct elf_func *f)
 	return (f->flags & ELF_FUNC_IFUNC) && !(f->flags & ELF_FUNC_IFUNC_RESOLVED);
 }
 
+/* dlsym(), or dlvsym() for a versioned name ("memcpy@GLIBC_2.2.5", "f@@V2"). */
+static void *symbol_address(void *handle, const char *name)
+{
+	const char *at = strchr(name, '@');
+	char base[512];
+
+	if (!at)
+		return dlsym(handle, name);
+	if ((size_t)(at - name) >= sizeof(base))
+		return NULL;
+	memcpy(base, name, (size_t)(at - name));
+	base[at - name] = '\0';
+	while (*at == '@')
+		at++;
+	return dlvsym(handle, base, at);
+}
+
 /* The implementation's vaddr in the library, 0 when name does not give one. */
 static uint64_t child_lookup(void *handle, const struct link_map *lm,
 			     const char *name, uint64_t resolver)
@@ -42,7 +59,7 @@ static uint64_t child_lookup(void *handle, const struct link_map *lm,
 	Dl_info info;
 	void *addr;
 
-	addr = dlsym(handle, name);
+	addr = symbol_address(handle, name);
 	/* dlsym() also searches the dependencies: only this very file counts. */
 	if (!addr || !dladdr1(addr, &info, (void **)&owner, RTLD_DL_LINKMAP) || owner != lm)
 		return 0;

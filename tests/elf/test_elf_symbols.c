@@ -446,6 +446,46 @@ static void test_normalize_rules(void **state)
 	assert_int_equal(elf_funcs__normalize(&list), 0);
 }
 
+/*
+ * A name exported in two versions is two functions: the default keeps the
+ * plain name, the other is "name@VERSION", in the full and stripped copies.
+ */
+static void check_versioned(const char *path, bool stripped)
+{
+	struct elf_func_list list;
+	const struct elf_func *old_f, *new_f, *plain;
+
+	elftest_load_ok(path, &list);
+	old_f = elftest_find_ok(&list, "tv_func@TV_1");
+	new_f = elftest_find_ok(&list, "tv_func");
+	plain = elftest_find_ok(&list, "tv_plain");
+	assert_ptr_not_equal(old_f, new_f);
+	assert_string_equal(old_f->name, "tv_func@TV_1");
+	assert_string_equal(new_f->name, "tv_func");
+	/* A default version that is the only one stays plain too. */
+	assert_string_equal(plain->name, "tv_plain");
+	assert_true(old_f->flags & ELF_FUNC_DYNAMIC);
+	if (!stripped) {
+		assert_true(elftest_has_alias(old_f, "tv_old"));
+		assert_true(elftest_has_alias(new_f, "tv_new"));
+	}
+	/* No two functions share a name. */
+	for (size_t i = 0; i < list.cnt; i++) {
+		for (size_t j = i + 1; j < list.cnt; j++) {
+			if (!strcmp(list.funcs[i].name, list.funcs[j].name))
+				fail_msg("%s names two functions", list.funcs[i].name);
+		}
+	}
+	elf_funcs__free(&list);
+}
+
+static void test_versioned(void **state)
+{
+	(void)state;
+	check_versioned(elftest_env_path("ELFTEST_LIB_VERSIONED"), false);
+	check_versioned(elftest_env_path("ELFTEST_LIB_VERSIONED_STRIPPED"), true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_fuzz),
 		cmocka_unit_test(test_libz),
 		cmocka_unit_test(test_normalize_rules),
+		cmocka_unit_test(test_versioned),
 	};
 
 	return cmocka_run_group_tests_name("elf_symbols", tests, NULL, NULL);

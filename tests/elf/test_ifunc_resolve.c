@@ -262,6 +262,45 @@ static void test_libc_strlen(void **state)
 	elf_funcs__free(&list);
 }
 
+/* Where dlvsym() says name@version is in the file, or skip when this libc lacks it. */
+static uint64_t dlvsym_vaddr(void *handle, const struct link_map *lm, const char *name, const char *version)
+{
+	void *addr = dlvsym(handle, name, version);
+
+	if (!addr)
+		skip();
+	return (uintptr_t)addr - lm->l_addr;
+}
+
+/*
+ * glibc's two memcpy: memcpy@GLIBC_2.2.5 (old binaries) and the IFUNC
+ * memcpy@@GLIBC_2.14. Two functions, two names, each where the dynamic
+ * linker sends callers of that version.
+ */
+static void test_libc_versioned_memcpy(void **state)
+{
+	struct link_map *lm = NULL;
+	struct elf_func_list list;
+	const struct elf_func *cur, *old;
+	void *handle;
+
+	(void)state;
+	handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm->l_name[0] ||
+	    access(lm->l_name, R_OK))
+		skip();
+	elftest_load_ok(lm->l_name, &list);
+	resolve_ok(lm->l_name, &list);
+	cur = elftest_find_ok(&list, "memcpy");
+	old = elftest_find_ok(&list, "memcpy@GLIBC_2.2.5");
+	assert_ptr_not_equal(cur, old);
+	assert_true(cur->flags & ELF_FUNC_IFUNC_RESOLVED);
+	assert_int_equal(cur->vaddr, dlvsym_vaddr(handle, lm, "memcpy", "GLIBC_2.14"));
+	assert_int_equal(old->vaddr, dlvsym_vaddr(handle, lm, "memcpy", "GLIBC_2.2.5"));
+	dlclose(handle);
+	elf_funcs__free(&list);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_dlopen_fails),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_libc_strlen),
+		cmocka_unit_test(test_libc_versioned_memcpy),
 	};
 
 	return cmocka_run_group_tests_name("ifunc_resolve", tests, NULL, NULL);
