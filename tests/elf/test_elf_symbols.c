@@ -302,16 +302,14 @@ static uint64_t xorshift(uint64_t *s)
 }
 
 /* Hostile input: corrupt headers and tables at random, never crash (ASan watches). */
-static void test_corrupt_fuzz(void **state)
+static void corrupt_fuzz(const char *lib_path, uint64_t seed)
 {
 	char *dir = elftest_tmpdir_new();
 	char *path = elftest_path(dir, "fuzzed.so");
-	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	unsigned char *lib, *copy;
 	size_t len, region, round, k, nbytes, pos;
 
-	(void)state;
-	lib = elftest_read_file(elftest_env_path("ELFTEST_LIB"), &len);
+	lib = elftest_read_file(lib_path, &len);
 	copy = malloc(len);
 	assert_non_null(copy);
 	/* Headers and .dynsym sit at the start, section headers and .symtab at the end. */
@@ -335,6 +333,14 @@ static void test_corrupt_fuzz(void **state)
 	free(lib);
 	free(path);
 	elftest_tmpdir_remove(dir);
+}
+
+static void test_corrupt_fuzz(void **state)
+{
+	(void)state;
+	corrupt_fuzz(elftest_env_path("ELFTEST_LIB"), 0x9e3779b97f4a7c15ull);
+	/* The version tables (.gnu.version, .gnu.version_d) sit among the headers too. */
+	corrupt_fuzz(elftest_env_path("ELFTEST_LIB_VERSIONED"), 0x2545f4914f6cdd1dull);
 }
 
 static void test_libz(void **state)
