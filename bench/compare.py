@@ -18,12 +18,15 @@ empty pair on the entry as bpftrace does: floor-at-entry / floor-placed is
 the most any placement can gain on this machine.
 """
 import argparse
+import glob
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 
 FUNCS = ["bench_push_rbp", "bench_test_je", "bench_lea_ret"]
 
@@ -34,7 +37,8 @@ def ns_per_call(cmd):
     return float(m.group(1)) if m and p.returncode == 0 else None
 
 
-def tools(dlprof, floor, lib, bench, fn, calls, modes):
+def tools(dlprof, floor, funclatency, lib, bench, fn, calls, modes):
+    """name -> a command printing ns_per_call, or a function returning it."""
     work = [bench, fn, str(calls)]
     t = {"unprobed": work}
     for m in modes:
@@ -51,17 +55,60 @@ def tools(dlprof, floor, lib, bench, fn, calls, modes):
                                       f"uprobe:{probe} {{ @s[tid] = nsecs; }} "
                                       f"uretprobe:{probe} /@s[tid]/ {{ @h = hist(nsecs - @s[tid]); delete(@s[tid]); }}",
                                       "-c", " ".join(work)]
+    if funclatency:
+        t["funclatency (BCC)"] = lambda: funclatency_run(funclatency[0], funclatency[1], f"{lib}:{fn}", work)
     return t
 
 
-def funclatency_works():
+def bcc_env():
+    """Environment for BCC, which compiles its programs at run time against
+    kernel headers. Where the running kernel ships none (these VMs), Debian's
+    linux-headers for another kernel version do for a uprobe program, merged
+    into the one tree BCC wants. Returns (env, tmpdir to remove, or None)."""
+    if os.path.isdir(f"/lib/modules/{os.uname().release}/build"):
+        return {}, None
+    commons = sorted(glob.glob("/usr/src/linux-headers-*-common"))
+    if not commons:
+        return {}, None
+    common = commons[-1]
+    arch = common[:-len("common")] + "amd64"
+    if not os.path.isdir(arch):
+        return {}, None
+    tmp = tempfile.mkdtemp(prefix="dlprof-khdr-")
+    subprocess.run(["cp", "-as", common + "/.", tmp], check=True)
+    subprocess.run(["cp", "-as", "--remove-destination", arch + "/.", tmp], check=True)
+    return {"BCC_KERNEL_SOURCE": tmp}, tmp
+
+
+def funclatency_run(exe, env, probe, work):
+    """ns/call of work while funclatency traces probe (it runs until SIGINT)."""
+    p = subprocess.Popen([exe, probe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
+    try:
+        # "Tracing 1 functions for ..." once attached
+        if "Tracing" not in p.stdout.readline():
+            return None
+        return ns_per_call(work)
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+
+
+def funclatency_works(env):
+    """(exe, None) when BCC's funclatency runs here, else (None, why)."""
     exe = shutil.which("funclatency-bpfcc")
     if not exe:
-        return "funclatency-bpfcc not installed"
-    p = subprocess.run([exe, "-d", "1", "c:strlen"], capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        return "funclatency-bpfcc fails here: " + (p.stderr.strip().splitlines() or ["?"])[-1]
-    return None
+        return None, "funclatency-bpfcc not installed (bench/deps installs it)"
+    p = subprocess.run([exe, "-d", "1", "c:getpid"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **env})
+    if "Tracing" not in p.stdout:
+        return None, ("funclatency-bpfcc cannot compile its program here: BCC needs kernel headers "
+                      "(bench/deps installs Debian's)")
+    return exe, None
 
 
 def main():
@@ -78,29 +125,36 @@ def main():
     floor = os.path.abspath(os.path.join(a.build, "bench", "probe_floor"))
     bench = os.path.abspath(os.path.join(a.build, "bench", "callbench"))
     lib = os.path.abspath(os.path.join(a.build, "bench", "libbenchfn.so"))
-    why = funclatency_works()
+    env, khdr = bcc_env()
+    exe, why = funclatency_works(env)
     if why:
-        print(f"# funclatency: {why} (BCC compiles at run time and needs kernel headers)")
+        print(f"# funclatency: {why}")
+    elif env:
+        print(f"# funclatency: BCC compiles against {os.path.basename(glob.glob('/usr/src/linux-headers-*-common')[-1])}"
+              " (this kernel ships no headers)")
     print(f"# median of {a.runs} runs x {a.calls} calls; added = tool - unprobed")
-    print("# vs bpftrace: bpftrace latency hist's added ns / this row's; "
+    print("# vs bpftrace, vs funclat: that tool's added ns / this row's; "
           "over floor: this dlprof row minus the floor row of its mode")
-    print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12} {'over floor':>11}")
+    print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12} {'vs funclat':>11} "
+          f"{'over floor':>11}")
     for fn in a.func or FUNCS:
-        t = tools(dlprof, floor, lib, bench, fn, a.calls, a.modes.split(","))
+        t = tools(dlprof, floor, (exe, env) if exe else None, lib, bench, fn, a.calls, a.modes.split(","))
         res = {k: [] for k in t}
         for _ in range(a.runs):
             for k, cmd in t.items():
-                v = ns_per_call(cmd)
+                v = cmd() if callable(cmd) else ns_per_call(cmd)
                 if v is not None:
                     res[k].append(v)
         med = {k: statistics.median(v) for k, v in res.items() if v}
         base = med["unprobed"]
-        ref = med.get("bpftrace latency hist")
+        refs = [med.get("bpftrace latency hist"), med.get("funclatency (BCC)")]
         for k, v in med.items():
-            ratio = f"{(ref - base) / (v - base):>11.1f}x" if ref and k != "unprobed" else ""
+            ratios = [f"{(r - base) / (v - base):.1f}x" if r and k != "unprobed" else "" for r in refs]
             fl = med.get(k.replace("dlprof", "floor")) if k.startswith("dlprof") else None
-            over = f"{v - fl:>11.1f}" if fl else ""
-            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratio:>12} {over}")
+            over = f"{v - fl:.1f}" if fl else ""
+            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratios[0]:>12} {ratios[1]:>11} {over:>11}")
+    if khdr:
+        shutil.rmtree(khdr, ignore_errors=True)
 
 
 if __name__ == "__main__":
