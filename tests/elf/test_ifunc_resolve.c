@@ -222,6 +222,17 @@ static void test_missing_file(void **state)
 }
 
 /* Our own libc: strlen must land where dlsym() says, not on its resolver. */
+/* This process's libc (a handle and its file), or skip when it cannot be read. */
+static void *libc_open_or_skip(struct link_map **lm)
+{
+	void *handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, lm) || !(*lm)->l_name[0] ||
+	    access((*lm)->l_name, R_OK))
+		skip();
+	return handle;
+}
+
 static void test_libc_strlen(void **state)
 {
 	struct link_map *lm = NULL;
@@ -233,10 +244,7 @@ static void test_libc_strlen(void **state)
 	int fd;
 
 	(void)state;
-	handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-	if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm->l_name[0] ||
-	    access(lm->l_name, R_OK))
-		skip();
+	handle = libc_open_or_skip(&lm);
 
 	elftest_load_ok(lm->l_name, &list);
 	f = elftest_find_ok(&list, "strlen");
@@ -285,10 +293,7 @@ static void test_libc_versioned_memcpy(void **state)
 	void *handle;
 
 	(void)state;
-	handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-	if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm->l_name[0] ||
-	    access(lm->l_name, R_OK))
-		skip();
+	handle = libc_open_or_skip(&lm);
 	elftest_load_ok(lm->l_name, &list);
 	resolve_ok(lm->l_name, &list);
 	cur = elftest_find_ok(&list, "memcpy");
