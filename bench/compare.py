@@ -82,8 +82,10 @@ def bcc_env():
 
 def funclatency_run(exe, env, probe, work):
     """ns/call of work while funclatency traces probe (it runs until SIGINT)."""
+    # SIGINT ends it; a background shell may have left SIGINT ignored, which children inherit.
     p = subprocess.Popen([exe, probe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                         env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
+                         env={**os.environ, **env, "PYTHONUNBUFFERED": "1"},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # "Tracing 1 functions for ..." once attached
         if "Tracing" not in p.stdout.readline():
