@@ -292,6 +292,21 @@ def test_placement_counts_match_entry():
           f"moved: auto {per['auto']['functions_moved']}, entry {per['entry']['functions_moved']}")
 
 
+def test_other_process_not_counted():
+    """A process not under the profiler calls the same library meanwhile: none of its calls count."""
+    other = subprocess.Popen([DRIVER, "spin", "1", "100000"])
+    try:
+        rc, doc, err = run_profiled([DRIVER, "sleep", "100", "5"])
+        check(other.poll() is None, "the other process ended before the profile did")
+    finally:
+        other.kill()
+        other.wait()
+    check(rc == 0, f"rc {rc}: {err}")
+    check(calls_of(doc, "dlt_sleep_ms") == 5, f"own calls {calls_of(doc, 'dlt_sleep_ms')} != 5")
+    check(calls_of(doc, "dlt_spin_ms") == 0, f"the other process's calls counted: {func(doc, 'dlt_spin_ms')}")
+    check(doc["orphan_returns"] == 0, f"orphan returns {doc['orphan_returns']}")
+
+
 def test_fork_follow():
     rc, doc, err = run_profiled([DRIVER, "fork", "1000"])
     check(rc == 0, f"rc {rc}: {err}")
