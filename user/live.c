@@ -432,8 +432,8 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		const struct probe_lib *lib = &l->table.libs[i];
 
 		if (lib->ifunc_unresolved)
-			errmsg("warning: %zu IFUNC functions of %s left out: their implementation could not be found",
-			       lib->ifunc_unresolved, lib->file->display);
+			errmsg("warning: %zu IFUNC function%s of %s left out: no implementation inside the library",
+			       lib->ifunc_unresolved, lib->ifunc_unresolved == 1 ? "" : "s", lib->file->display);
 		for (size_t k = 0; k < lib->nr_unprobeable && verbosity; k++)
 			errmsg("warning: %s in %s left out: no instruction near its entry can take a uprobe",
 			       lib->unprobeable[k], lib->file->display);

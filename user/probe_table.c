@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,12 +161,69 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 	return err;
 }
 
+static void names_free(char **names, size_t cnt)
+{
+	for (size_t i = 0; i < cnt; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The names of the IFUNCs the globs select, before resolution moves or drops them. */
+static int selected_ifuncs(const struct elf_func_list *elf, const struct profile_opts *opts,
+			   char ***out, size_t *cnt)
+{
+	char **names = NULL, **n;
+
+	*cnt = 0;
+	for (size_t i = 0; i < elf->cnt; i++) {
+		const struct elf_func *f = &elf->funcs[i];
+
+		if (!(f->flags & ELF_FUNC_IFUNC) || !probe_table_selects(opts, f->name, f->aliases))
+			continue;
+		n = realloc(names, (*cnt + 1) * sizeof(*names));
+		if (!n)
+			goto nomem;
+		names = n;
+		names[*cnt] = strdup(f->name);
+		if (!names[*cnt])
+			goto nomem;
+		(*cnt)++;
+	}
+	*out = names;
+	return 0;
+nomem:
+	names_free(names, *cnt);
+	return -ENOMEM;
+}
+
+/* How many of names no function of elf carries any more: the selected IFUNCs left out. */
+static size_t names_missing(const struct elf_func_list *elf, char **names, size_t cnt)
+{
+	size_t missing = 0;
+
+	for (size_t k = 0; k < cnt; k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < elf->cnt && !found; i++) {
+			const struct elf_func *f = &elf->funcs[i];
+
+			found = !strcmp(f->name, names[k]);
+			for (size_t a = 0; !found && f->aliases && f->aliases[a]; a++)
+				found = !strcmp(f->aliases[a], names[k]);
+		}
+		missing += !found;
+	}
+	return missing;
+}
+
 static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_opts *opts,
 		    char *err, size_t err_sz)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	struct elf_func_list elf = {};
 	struct lib_image img = {};
+	size_t nr_ifuncs = 0, unresolved;
+	char **ifuncs = NULL;
 	int ret;
 
 	ret = elf_funcs__load(lib->file->path, &elf);
@@ -178,12 +236,16 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
 		goto cleanup;
 	}
-	ret = ifunc_resolve(lib->file->path, &elf, &lib->ifunc_unresolved);
+	ret = selected_ifuncs(&elf, opts, &ifuncs, &nr_ifuncs);
+	if (!ret)
+		ret = ifunc_resolve(lib->file->path, &elf, &unresolved);
 	if (ret) {
 		snprintf(err, err_sz, "cannot resolve the IFUNCs of %s: %s", lib->file->display,
 			 strerror(-ret));
 		goto cleanup;
 	}
+	/* Only those the globs asked for are worth a warning. */
+	lib->ifunc_unresolved = unresolved ? names_missing(&elf, ifuncs, nr_ifuncs) : 0;
 	memcpy(lib->build_id, elf.build_id, sizeof(lib->build_id));
 	ret = lib_image_map(&img, lib->file->path);
 	if (ret) {
@@ -192,6 +254,7 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 	}
 	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts);
 cleanup:
+	names_free(ifuncs, nr_ifuncs);
 	lib_image_unmap(&img);
 	elf_funcs__free(&elf);
 	return ret;
@@ -248,9 +311,19 @@ int probe_table__build(struct probe_table *t, const struct profile_opts *opts, p
 			return ret;
 	}
 	if (!t->nr_funcs) {
+		size_t unresolved = 0;
+
+		for (size_t i = 0; i < t->nr_libs; i++)
+			unresolved += t->libs[i].ifunc_unresolved;
 		describe_globs(opts, globs, sizeof(globs));
-		snprintf(err, err_sz, "no function matched%s%s in %s%s", globs[0] ? " " : "", globs,
-			 t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "");
+		if (unresolved)
+			snprintf(err, err_sz, "no function to probe%s%s in %s%s: %zu matching IFUNC%s could "
+				 "not be resolved to an implementation inside the library", globs[0] ? " for " : "",
+				 globs, t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
+				 unresolved, unresolved == 1 ? "" : "s");
+		else
+			snprintf(err, err_sz, "no function matched%s%s in %s%s", globs[0] ? " " : "", globs,
+				 t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "");
 		return -ENOENT;
 	}
 	t->offsets = calloc(t->nr_funcs, sizeof(*t->offsets));

@@ -19,7 +19,7 @@ struct probe_lib {
 	char build_id[41];
 	size_t first_func;		/* this library's functions are funcs[first_func, first_func+nr_funcs) */
 	size_t nr_funcs;
-	size_t ifunc_unresolved;	/* IFUNCs left out: their implementation could not be found */
+	size_t ifunc_unresolved;	/* selected IFUNCs left out: their implementation could not be found */
 	size_t moved;			/* entry probes placed past the entry (docs/probe-placement.md) */
 	char **unprobeable;		/* functions left out: no instruction near the entry takes a uprobe */
 	size_t nr_unprobeable;

@@ -188,6 +188,16 @@ def test_libc_strlen_ifunc():
     f = func(json.loads(p.stdout), "strlen")
     # libc's own start-up calls strlen a few times too.
     check(f and 100000 <= f["calls"] <= 100100, f"libc strlen: {f}")
+    # libc's time() resolves into the vDSO and is left out, but only a selected one is worth a warning.
+    check("IFUNC" not in p.stderr, f"warning about IFUNCs not asked for: {p.stderr}")
+    p = subprocess.run(base_args(["--lib", "libc.so.6", "--func", "time", "--func", "strlen", "-d", "0.1"]),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and "1 IFUNC function of" in p.stderr and "left out" in p.stderr,
+          f"no warning for the unresolvable IFUNC time(): {p.stderr}")
+    p = subprocess.run(base_args(["--lib", "libc.so.6", "--func", "time", "-d", "0.1"]),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode != 0 and "IFUNC" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"time() alone: want a one-line error about the IFUNC: rc {p.returncode} {p.stderr}")
 
 
 def counter_per_call(f, event):
