@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	struct attacher *a = NULL;
 	struct attach_progs progs;
 	enum attach_mode mode;
-	size_t skipped;
+	size_t skipped = 0;
 	char msg[512];
 	int err, rc = 1;
 

@@ -515,6 +515,32 @@ static int scn_read(Elf *elf, Elf_Scn *scn, const struct elf_segs *segs,
 	}
 }
 
+/*
+ * gold and lld put a plain "f" in .symtab where .dynsym has "f@V1", an old
+ * version: as an alias it would make --func f select the old version too,
+ * and the IFUNC helper could resolve it as the default. A function named
+ * by a non-default version keeps no name without one.
+ */
+static void drop_unversioned_aliases(struct elf_func_list *list)
+{
+	for (size_t i = 0; i < list->cnt; i++) {
+		struct elf_func *f = &list->funcs[i];
+		const char *at = strchr(f->name, '@');
+		size_t base = at ? (size_t)(at - f->name) : 0, k = 0;
+
+		if (!at)
+			continue;
+		for (size_t j = 0; f->aliases[j]; j++) {
+			if (strlen(f->aliases[j]) == base && !strncmp(f->aliases[j], f->name, base)) {
+				free(f->aliases[j]);
+				continue;
+			}
+			f->aliases[k++] = f->aliases[j];
+		}
+		f->aliases[k] = NULL;
+	}
+}
+
 int elf_funcs__load(const char *path, struct elf_func_list *out)
 {
 	struct elf_func_list list = {};
@@ -530,8 +556,12 @@ int elf_funcs__load(const char *path, struct elf_func_list *out)
 	if (err)
 		return err;
 	err = segs_read(elf, &segs);
-	if (!err)
-		err = elf_versions__read(elf, &vers);
+	if (err)
+		goto cleanup;
+	/* Damaged version tables cost the version names, not the library. */
+	err = elf_versions__read(elf, &vers);
+	if (err == -ENOEXEC)
+		err = 0;
 	if (err)
 		goto cleanup;
 	if (elf_getshdrnum(elf, &shnum)) {
@@ -548,6 +578,7 @@ int elf_funcs__load(const char *path, struct elf_func_list *out)
 	err = elf_funcs__normalize(&list);
 	if (err)
 		goto cleanup;
+	drop_unversioned_aliases(&list);
 	*out = list;
 	list = (struct elf_func_list){};
 

@@ -2,6 +2,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -32,7 +33,9 @@ static int verdef_walk(Elf *elf, Elf_Data *data, const GElf_Shdr *shdr, struct e
 		GElf_Verdef def;
 		size_t ndx;
 
-		if (!gelf_getverdef(data, off, &def) || !gelf_getverdaux(data, off + def.vd_aux, &aux))
+		/* libelf takes int offsets; it checks them against the data itself. */
+		if (off > INT_MAX || !gelf_getverdef(data, (int)off, &def) || !def.vd_cnt ||
+		    off + def.vd_aux > INT_MAX || !gelf_getverdaux(data, (int)(off + def.vd_aux), &aux))
 			return -ENOEXEC;
 		ndx = def.vd_ndx & VERSYM_VERSION;
 		if (ndx > *max_ndx)
@@ -63,6 +66,12 @@ int elf_versions__read(Elf *elf, struct elf_versions **out)
 		if (!gelf_getshdr(scn, &shdr))
 			return -ENOEXEC;
 		if (shdr.sh_type == SHT_GNU_versym && !versym) {
+			Elf_Scn *syms = elf_getscn(elf, shdr.sh_link);
+			GElf_Shdr syms_shdr;
+
+			/* Versions index the .dynsym entries, and only those. */
+			if (!syms || !gelf_getshdr(syms, &syms_shdr) || syms_shdr.sh_type != SHT_DYNSYM)
+				return -ENOEXEC;
 			versym = elf_getdata(scn, NULL);
 			if (!versym)
 				return -ENOEXEC;

@@ -16,7 +16,8 @@ struct elf_versions;
 
 /*
  * Read the version tables of elf. *out is NULL when the file defines no
- * versions. Returns 0, -ENOMEM, or -ENOEXEC for tables that do not parse.
+ * versions. Returns 0, -ENOMEM, or -ENOEXEC for tables that do not parse
+ * (which cost only the version names: the symbols themselves are fine).
  */
 int elf_versions__read(Elf *elf, struct elf_versions **out);
 

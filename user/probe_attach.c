@@ -6,7 +6,6 @@
 
 int probe_table__attach(const struct probe_table *t, struct attacher *a, bool verbose, size_t *skipped)
 {
-	*skipped = 0;
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		const struct probe_lib *lib = &t->libs[i];
 		struct attach_skip *skips = NULL;

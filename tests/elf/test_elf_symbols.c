@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -471,6 +472,8 @@ static void check_versioned(const char *path, bool stripped)
 	/* A default version that is the only one stays plain too. */
 	assert_string_equal(plain->name, "tv_plain");
 	assert_true(old_f->flags & ELF_FUNC_DYNAMIC);
+	/* gold's .symtab has a plain "tv_func" there too: it must not select the old version. */
+	assert_false(elftest_has_alias(old_f, "tv_func"));
 	if (!stripped) {
 		assert_true(elftest_has_alias(old_f, "tv_old"));
 		assert_true(elftest_has_alias(new_f, "tv_new"));
@@ -490,6 +493,61 @@ static void test_versioned(void **state)
 	(void)state;
 	check_versioned(elftest_env_path("ELFTEST_LIB_VERSIONED"), false);
 	check_versioned(elftest_env_path("ELFTEST_LIB_VERSIONED_STRIPPED"), true);
+	check_versioned(elftest_env_path("ELFTEST_LIB_VERSIONED_GOLD"), false);
+}
+
+/* The file offset of the first section of this type (0 when none). */
+static size_t section_offset(const char *path, unsigned int type)
+{
+	size_t off = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf *elf;
+	int fd;
+
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while (!off && (scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+			off = shdr.sh_offset;
+	}
+	elf_end(elf);
+	close(fd);
+	return off;
+}
+
+/* Version tables that do not parse cost the version names, not the library. */
+static void test_versions_damaged(void **state)
+{
+	/* Stripped: .dynsym alone, so only the version tables can name versions. */
+	const char *src = elftest_env_path("ELFTEST_LIB_VERSIONED_STRIPPED");
+	char *dir = elftest_tmpdir_new();
+	char *path = elftest_path(dir, "badver.so");
+	size_t len, verdef = section_offset(src, SHT_GNU_verdef);
+	struct elf_func_list list;
+	unsigned char *lib;
+	GElf_Verdef def;
+
+	(void)state;
+	assert_true(verdef > 0);
+	lib = elftest_read_file(src, &len);
+	/* vd_aux two bytes off: libelf refuses the misaligned auxiliary entry. */
+	memcpy(&def, lib + verdef, sizeof(def));
+	def.vd_aux += 2;
+	memcpy(lib + verdef, &def, sizeof(def));
+	elftest_write_file(path, lib, len);
+	elftest_load_ok(path, &list);
+	/* Every function is still there; the two tv_func are just not told apart. */
+	assert_int_equal(list.cnt, 3);
+	elftest_find_ok(&list, "tv_plain");
+	assert_null(elftest_find(&list, "tv_func@TV_1"));
+	elf_funcs__free(&list);
+	free(lib);
+	free(path);
+	elftest_tmpdir_remove(dir);
 }
 
 int main(void)
@@ -507,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_libz),
 		cmocka_unit_test(test_normalize_rules),
 		cmocka_unit_test(test_versioned),
+		cmocka_unit_test(test_versions_damaged),
 	};
 
 	return cmocka_run_group_tests_name("elf_symbols", tests, NULL, NULL);

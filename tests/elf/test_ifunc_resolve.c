@@ -221,7 +221,6 @@ static void test_missing_file(void **state)
 	elf_funcs__free(&list);
 }
 
-/* Our own libc: strlen must land where dlsym() says, not on its resolver. */
 /* This process's libc (a handle and its file), or skip when it cannot be read. */
 static void *libc_open_or_skip(struct link_map **lm)
 {
@@ -233,6 +232,7 @@ static void *libc_open_or_skip(struct link_map **lm)
 	return handle;
 }
 
+/* Our own libc: strlen must land where dlsym() says, not on its resolver. */
 static void test_libc_strlen(void **state)
 {
 	struct link_map *lm = NULL;

@@ -300,6 +300,10 @@ def test_placement_counts_match_entry():
     check(func(per["auto"], "dlt_loop_second")["calls"] == 3000, "dlt_loop_second calls")
     check(per["auto"]["functions_moved"] >= 1 and per["entry"]["functions_moved"] == 0,
           f"moved: auto {per['auto']['functions_moved']}, entry {per['entry']['functions_moved']}")
+    # dlt_lock_loop takes no probe anywhere: left out, and said so in the count.
+    for placement, doc in per.items():
+        check(func(doc, "dlt_lock_loop") is None and doc["functions_skipped"] >= 1,
+              f"{placement}: dlt_lock_loop {func(doc, 'dlt_lock_loop')}, skipped {doc['functions_skipped']}")
 
 
 def test_other_process_not_counted():
