@@ -21,6 +21,7 @@ import argparse
 import glob
 import os
 import re
+import select
 import shutil
 import signal
 import statistics
@@ -60,24 +61,23 @@ def tools(dlprof, floor, funclatency, lib, bench, fn, calls, modes):
     return t
 
 
-def bcc_env():
+def bcc_env(tmp):
     """Environment for BCC, which compiles its programs at run time against
     kernel headers. Where the running kernel ships none (these VMs), Debian's
     linux-headers for another kernel version do for a uprobe program, merged
-    into the one tree BCC wants. Returns (env, tmpdir to remove, or None)."""
+    under tmp into the one tree BCC wants. Returns (env, what was used)."""
     if os.path.isdir(f"/lib/modules/{os.uname().release}/build"):
-        return {}, None
-    commons = sorted(glob.glob("/usr/src/linux-headers-*-common"))
-    if not commons:
+        return {}, "the running kernel's headers"
+    # The newest Debian headers: version order, not string order (6.1.0-10 > 6.1.0-9).
+    commons = sorted(glob.glob("/usr/src/linux-headers-*-common"),
+                     key=lambda d: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", d)])
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine)
+    if not commons or not arch or not os.path.isdir(commons[-1][:-len("common")] + arch):
         return {}, None
     common = commons[-1]
-    arch = common[:-len("common")] + "amd64"
-    if not os.path.isdir(arch):
-        return {}, None
-    tmp = tempfile.mkdtemp(prefix="dlprof-khdr-")
     subprocess.run(["cp", "-as", common + "/.", tmp], check=True)
-    subprocess.run(["cp", "-as", "--remove-destination", arch + "/.", tmp], check=True)
-    return {"BCC_KERNEL_SOURCE": tmp}, tmp
+    subprocess.run(["cp", "-as", "--remove-destination", common[:-len("common")] + arch + "/.", tmp], check=True)
+    return {"BCC_KERNEL_SOURCE": tmp}, os.path.basename(common)
 
 
 def funclatency_run(exe, env, probe, work):
@@ -87,8 +87,9 @@ def funclatency_run(exe, env, probe, work):
                          env={**os.environ, **env, "PYTHONUNBUFFERED": "1"},
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        # "Tracing 1 functions for ..." once attached
-        if "Tracing" not in p.stdout.readline():
+        # "Tracing 1 functions for ..." once attached; compiling takes seconds, never minutes.
+        ready, _, _ = select.select([p.stdout], [], [], 120)
+        if not ready or "Tracing" not in p.stdout.readline():
             return None
         return ns_per_call(work)
     finally:
@@ -105,8 +106,11 @@ def funclatency_works(env):
     exe = shutil.which("funclatency-bpfcc")
     if not exe:
         return None, "funclatency-bpfcc not installed (bench/deps installs it)"
-    p = subprocess.run([exe, "-d", "1", "c:getpid"], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, **env})
+    try:
+        p = subprocess.run([exe, "-d", "1", "c:getpid"], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, **env})
+    except subprocess.TimeoutExpired:
+        return None, "funclatency-bpfcc did not start within 120 s"
     if "Tracing" not in p.stdout:
         return None, ("funclatency-bpfcc cannot compile its program here: BCC needs kernel headers "
                       "(bench/deps installs Debian's)")
@@ -127,20 +131,24 @@ def main():
     floor = os.path.abspath(os.path.join(a.build, "bench", "probe_floor"))
     bench = os.path.abspath(os.path.join(a.build, "bench", "callbench"))
     lib = os.path.abspath(os.path.join(a.build, "bench", "libbenchfn.so"))
-    env, khdr = bcc_env()
-    exe, why = funclatency_works(env)
-    if why:
-        print(f"# funclatency: {why}")
-    elif env:
-        print(f"# funclatency: BCC compiles against {os.path.basename(glob.glob('/usr/src/linux-headers-*-common')[-1])}"
-              " (this kernel ships no headers)")
+    with tempfile.TemporaryDirectory(prefix="dlprof-khdr-") as khdr:
+        env, headers = bcc_env(khdr)
+        exe, why = funclatency_works(env)
+        if why:
+            print(f"# funclatency: {why}")
+        else:
+            print(f"# funclatency: BCC compiles against {headers or 'the headers it finds itself'}")
+        run_all(a, dlprof, floor, (exe, env) if exe else None, lib, bench)
+
+
+def run_all(a, dlprof, floor, funclatency, lib, bench):
     print(f"# median of {a.runs} runs x {a.calls} calls; added = tool - unprobed")
     print("# vs bpftrace, vs funclat: that tool's added ns / this row's; "
           "over floor: this dlprof row minus the floor row of its mode")
     print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12} {'vs funclat':>11} "
           f"{'over floor':>11}")
     for fn in a.func or FUNCS:
-        t = tools(dlprof, floor, (exe, env) if exe else None, lib, bench, fn, a.calls, a.modes.split(","))
+        t = tools(dlprof, floor, funclatency, lib, bench, fn, a.calls, a.modes.split(","))
         res = {k: [] for k in t}
         for _ in range(a.runs):
             for k, cmd in t.items():
@@ -151,12 +159,11 @@ def main():
         base = med["unprobed"]
         refs = [med.get("bpftrace latency hist"), med.get("funclatency (BCC)")]
         for k, v in med.items():
-            ratios = [f"{(r - base) / (v - base):.1f}x" if r and k != "unprobed" else "" for r in refs]
+            ratios = [f"{(r - base) / (v - base):.1f}x" if r and k != "unprobed" and v > base else ""
+                      for r in refs]
             fl = med.get(k.replace("dlprof", "floor")) if k.startswith("dlprof") else None
             over = f"{v - fl:.1f}" if fl else ""
             print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratios[0]:>12} {ratios[1]:>11} {over:>11}")
-    if khdr:
-        shutil.rmtree(khdr, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	mode = opts.attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)opts.attach_mode;
+	if (attach_mode_supported(mode)) {
+		errmsg("this kernel cannot attach in %s mode", attach_mode_name(mode));
+		goto cleanup;
+	}
 	skel = probe_floor_bpf__open();
 	if (!skel) {
 		errmsg("cannot open the BPF object: %s", strerror(errno));
