@@ -42,20 +42,5 @@ dlt_loop_second:
 4:	ret
 	.size	dlt_loop_second, .-dlt_loop_second
 
-	/*
-	 * No place for a uprobe: the entry is lock-prefixed (the kernel refuses
-	 * it), and the next instruction is a loop head, where a moved probe
-	 * would count every iteration. Left out with a warning, and counted in
-	 * functions_skipped.
-	 */
-	.globl	dlt_lock_loop
-	.type	dlt_lock_loop, @function
-dlt_lock_loop:
-	lock incl (%rdi)
-5:	dec	%esi
-	jnz	5b
-	ret
-	.size	dlt_lock_loop, .-dlt_lock_loop
-
 	.section .note.GNU-stack,"",@progbits
 #endif
