@@ -69,11 +69,12 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int choose_events(struct live *l)
+/* *fell_back: the default set had to do without a hardware PMU (worth a line once all else is checked). */
+static int choose_events(struct live *l, bool *fell_back)
 {
 	char msg[256];
-	bool no_pmu;
 
+	*fell_back = false;
 	if (l->opts.events && !strcmp(l->opts.events, "none")) {
 		memset(&l->events, 0, sizeof(l->events));
 	} else if (l->opts.events) {
@@ -82,9 +83,7 @@ static int choose_events(struct live *l)
 			return -EINVAL;
 		}
 	} else {
-		event_set_default(&l->events, &no_pmu);
-		if (no_pmu)
-			errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
+		event_set_default(&l->events, fell_back);
 	}
 	l->info.nr_events = l->events.cnt;
 	for (size_t k = 0; k < l->events.cnt; k++)
@@ -386,7 +385,7 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 {
 	char msg[2048];
 	enum attach_mode mode;
-	bool trace_failed;
+	bool trace_failed, no_pmu;
 	double start;
 	int err;
 
@@ -423,11 +422,22 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		errmsg("process %d not found", (int)l->opts.pid);
 		return 1;
 	}
+	/* Usage errors before the libraries are read: one line, and no warning about them first. */
+	if (choose_events(l, &no_pmu))
+		return EXIT_USAGE;
+	mode = l->opts.attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)l->opts.attach_mode;
+	if (attach_mode_supported(mode)) {
+		errmsg("--attach %s is not supported by this kernel; use --attach auto", attach_mode_name(mode));
+		return EXIT_USAGE;
+	}
+	l->opts.attach_mode = mode;
 	err = probe_table__build(&l->table, &l->opts, l->opts.pid, msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		return 1;
 	}
+	if (no_pmu)
+		errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
 	for (size_t i = 0; i < l->table.nr_libs; i++) {
 		const struct probe_lib *lib = &l->table.libs[i];
 
@@ -438,22 +448,14 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 			errmsg("warning: %s in %s left out: no instruction near its entry can take a uprobe",
 			       lib->unprobeable[k], lib->file->display);
 		if (lib->nr_unprobeable && !verbosity)
-			errmsg("warning: %zu functions of %s left out: no instruction near their entry can take a uprobe (-v lists them)",
-			       lib->nr_unprobeable, lib->file->display);
+			errmsg("warning: %zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
+			       lib->nr_unprobeable, lib->nr_unprobeable == 1 ? "" : "s", lib->file->display);
 		l->info.functions_skipped += lib->nr_unprobeable;
 		l->info.functions_moved += lib->moved;
 	}
-	if (choose_events(l))
-		return EXIT_USAGE;
 	l->rows = calloc(l->table.nr_funcs, sizeof(*l->rows));
 	if (!l->rows)
 		return 1;
-	mode = l->opts.attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)l->opts.attach_mode;
-	if (attach_mode_supported(mode)) {
-		errmsg("--attach %s is not supported by this kernel; use --attach auto", attach_mode_name(mode));
-		return EXIT_USAGE;
-	}
-	l->opts.attach_mode = mode;
 	err = load_bpf(l, mode);
 	if (err) {
 		errmsg("cannot load the BPF programs: %s (-v shows the verifier's log)", strerror(-err));
