@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,12 +12,6 @@
 #include "trace_term.h"
 
 static const char usage[] = "usage: dlprof-bpf dump DIR|FILE.dlt [--csv]\n";
-
-static const struct option long_opts[] = {
-	{ "csv", no_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
 
 /* RFC 4180: quote a field only when it holds a separator, a quote or a line break. */
 static void csv_field(FILE *out, const char *s)
@@ -159,28 +152,5 @@ static int dump(struct trace_input *in, bool csv)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct trace_input *in;
-	bool csv = false;
-	int c, ret;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			csv = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return TRACE_EXIT_USAGE;
-		}
-	}
-	ret = trace_cmd_open_input(argc, argv, "dump", &in);
-	if (ret)
-		return ret;
-	ret = dump(in, csv);
-	trace_input__free(in);
-	return ret;
+	return trace_cmd_read(argc, argv, "dump", "csv", usage, dump);
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,12 +14,6 @@
 #include "trace_term.h"
 
 static const char usage[] = "usage: dlprof-bpf report DIR|FILE.dlt [--json]\n";
-
-static const struct option long_opts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
 
 static int aggregate(struct trace_input *in, struct trace_agg *agg)
 {
@@ -111,28 +104,5 @@ cleanup:
 
 int cmd_report(int argc, char **argv)
 {
-	struct trace_input *in;
-	bool json = false;
-	int c, ret;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return TRACE_EXIT_USAGE;
-		}
-	}
-	ret = trace_cmd_open_input(argc, argv, "report", &in);
-	if (ret)
-		return ret;
-	ret = report(in, json);
-	trace_input__free(in);
-	return ret;
+	return trace_cmd_read(argc, argv, "report", "json", usage, report);
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,19 +11,44 @@
 /* Damage lines beyond this many are counted, not listed. */
 #define DAMAGE_LINES_MAX 10
 
-int trace_cmd_open_input(int argc, char **argv, const char *cmd, struct trace_input **in)
+int trace_cmd_read(int argc, char **argv, const char *cmd, const char *flag, const char *usage,
+		   int (*run)(struct trace_input *in, bool flag))
 {
+	const struct option long_opts[] = {
+		{ flag, no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct trace_input *in;
+	bool flag_set = false;
 	char err[512];
+	int c, ret;
 
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			flag_set = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return TRACE_EXIT_USAGE;
+		}
+	}
 	if (optind != argc - 1) {
 		errmsg("%s needs one trace directory or .dlt file; see 'dlprof-bpf %s --help'", cmd, cmd);
 		return TRACE_EXIT_USAGE;
 	}
-	if (trace_input__open(in, argv[optind], err, sizeof(err))) {
+	if (trace_input__open(&in, argv[optind], err, sizeof(err))) {
 		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
 		return 1;
 	}
-	return 0;
+	ret = run(in, flag_set);
+	trace_input__free(in);
+	return ret;
 }
 
 void trace_report_damage(const struct trace_input *in, bool per_place)

@@ -11,11 +11,13 @@
 #define TRACE_EXIT_USAGE 2
 
 /*
- * The input a read command names: the single argument left after its
- * options (argv[optind]), opened. Returns 0, or the exit status after
- * saying what is wrong.
+ * A read command, "dlprof-bpf CMD DIR|FILE.dlt [--FLAG]" (report, dump):
+ * parses its one boolean option (long name flag) and --help, opens the one
+ * input and returns run(in, flag set)'s exit status, or that of what was
+ * wrong, said in one line.
  */
-int trace_cmd_open_input(int argc, char **argv, const char *cmd, struct trace_input **in);
+int trace_cmd_read(int argc, char **argv, const char *cmd, const char *flag, const char *usage,
+		   int (*run)(struct trace_input *in, bool flag));
 
 /*
  * The damage an input showed, one line per place (the first few), then the
