@@ -193,6 +193,7 @@ static int selected_ifuncs(const struct elf_func_list *elf, const struct profile
 	return 0;
 nomem:
 	names_free(names, *cnt);
+	*cnt = 0;
 	return -ENOMEM;
 }
 
