@@ -1,121 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Integration tests of the live mode: the real BPF programs in the real
-kernel, profiling the test driver. One test per invocation:
-
-    live_test.py TEST_NAME
-
-Environment: DLPROF (the binary), DLTEST_DRIVER, DLTEST_LIB, DLTEST_LATE_LIB,
-DLPROF_ATTACH (optional attach mode passed as --attach).
-Exit 0 pass, 1 fail, 77 skip (the machine cannot load BPF, said why).
-"""
+kernel, profiling the test driver (runner and helpers: itest.py)."""
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
-DLPROF = os.environ.get("DLPROF", "")
-DRIVER = os.environ.get("DLTEST_DRIVER", "")
-LIB = os.environ.get("DLTEST_LIB", "")
-UNPROBEABLE_LIB = os.environ.get("DLTEST_UNPROBEABLE_LIB", "")
-LATE_LIB = os.environ.get("DLTEST_LATE_LIB", "")
-ATTACH = os.environ.get("DLPROF_ATTACH", "")
-
-SKIP = 77
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def require_bpf():
-    """Skip only where the machine truly cannot run BPF."""
-    if os.geteuid() != 0:
-        raise Skip("not root: loading BPF programs needs root or CAP_BPF+CAP_PERFMON")
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        raise Skip("kernel without BTF (/sys/kernel/btf/vmlinux missing)")
-
-
-def base_args(extra=()):
-    args = [DLPROF, "--json"]
-    if ATTACH:
-        args += ["--attach", ATTACH]
-    return args + list(extra)
-
-
-def run_profiled(cmd, extra=(), timeout=120, env=None):
-    """Launch cmd under the profiler; returns (rc, json doc or None, stderr)."""
-    p = subprocess.run(base_args(["--lib", LIB] + list(extra)) + ["--"] + cmd,
-                       capture_output=True, text=True, timeout=timeout, env=env)
-    doc = None
-    if p.stdout.strip():
-        doc = json.loads(p.stdout)
-    return p.returncode, doc, p.stderr
-
-
-def func(doc, name):
-    for f in doc["functions"]:
-        if f["name"] == name:
-            return f
-    return None
-
-
-def calls_of(doc, name):
-    f = func(doc, name)
-    return f["calls"] if f else 0
-
-
-def start_waiting_driver(args):
-    d = subprocess.Popen([DRIVER, "--wait"] + args, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
-    line = d.stdout.readline()
-    check(line.startswith("ready "), f"driver did not start: {line!r}")
-    return d
-
-
-def start_profiler_on(pid, libs, extra=()):
-    args = base_args(extra)
-    for lib in libs:
-        args += ["--lib", lib]
-    prof = subprocess.Popen(args + ["-p", str(pid)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    seen = []
-    while True:
-        line = prof.stderr.readline()
-        seen.append(line)
-        if not line or "profiling" in line:
-            break
-    check("profiling" in line, f"profiler did not attach: {''.join(seen)!r}")
-    return prof
-
-
-def stop_profiler(prof):
-    prof.send_signal(signal.SIGINT)
-    out, err = prof.communicate(timeout=60)
-    check(prof.returncode == 0,
-          f"profiler exit {prof.returncode}: {err}")
-    return json.loads(out)
-
-
-def drive(d):
-    """Let a --wait driver work, wait until it is done; it exits on close()."""
-    d.stdin.write("go\n")
-    d.stdin.flush()
-    check(d.stdout.readline().strip() == "done", "driver did not finish")
-
-
-def finish(d):
-    d.stdin.write("bye\n")
-    d.stdin.flush()
-    d.wait(timeout=30)
-
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 
 # ---- tests ---------------------------------------------------------------
 
@@ -201,10 +97,6 @@ def test_libc_strlen_ifunc():
           f"time() alone: want a one-line error about the IFUNC: rc {p.returncode} {p.stderr}")
 
 
-def counter_per_call(f, event):
-    return f["counters"][event] / f["timed"]
-
-
 def test_counter_page_faults():
     rc, doc, err = run_profiled([DRIVER, "pages", "64", "50"], ["-e", "page-faults"])
     check(rc == 0, f"rc {rc}: {err}")
@@ -219,14 +111,6 @@ def test_oncpu_sleep():
     check(rc == 0, f"rc {rc}: {err}")
     f = func(doc, "dlt_sleep_ms")
     check(f["oncpu_ns"] < 0.05 * f["total_ns"], f"on-CPU {f['oncpu_ns']} not below 5% of wall {f['total_ns']}")
-
-
-def thread_cpu_ns(stderr):
-    """The driver's own measure of its spinning functions' CPU time."""
-    for line in stderr.splitlines():
-        if line.startswith("dltest: thread_cpu_ns "):
-            return int(line.split()[2])
-    raise AssertionError(f"driver reported no thread CPU time: {stderr!r}")
 
 
 def test_oncpu_migration():
@@ -265,11 +149,6 @@ def test_naps_context_switches():
     check(rc == 0, f"rc {rc}: {err}")
     f = func(doc, "dlt_nap")
     check(counter_per_call(f, "context-switches") >= 5, f"context switches per call {counter_per_call(f, 'context-switches')} < 5")
-
-
-def has_pmu():
-    p = subprocess.run([DLPROF, "-e", "list"], capture_output=True, text=True)
-    return any(l.split()[:3] == ["cycles", "hardware", "supported"] for l in p.stdout.splitlines())
 
 
 def test_hardware_events():
@@ -337,19 +216,6 @@ def test_exit_status():
     check(not called, f"no library calls expected, got {called}")
 
 
-def profile_running_driver(driver_args, libs, before_attach=None):
-    """Start a waiting driver, attach with -p, let it work, stop: the JSON document."""
-    d = start_waiting_driver(driver_args)
-    try:
-        if before_attach:
-            before_attach(d)
-        prof = start_profiler_on(d.pid, libs)
-        drive(d)
-        return stop_profiler(prof)
-    finally:
-        finish(d)
-
-
 def test_attach_pid():
     doc = profile_running_driver(["count", "50000"], [LIB])
     check(calls_of(doc, "dlt_add") == 50000, f"-p calls {calls_of(doc, 'dlt_add')} != 50000")
@@ -370,39 +236,6 @@ def test_dlopen_late():
     f = func(doc, "dlt_add")
     check(f and f["calls"] == 5000 and f["lib"].endswith(os.path.basename(LATE_LIB)),
           f"dlopen'd library: {f}")
-
-
-def prog_ids_of(pid):
-    """BPF programs the process pid holds, from its fdinfo."""
-    ids = set()
-    fddir = f"/proc/{pid}/fdinfo"
-    for fd in os.listdir(fddir):
-        try:
-            info = open(os.path.join(fddir, fd)).read()
-        except OSError:
-            continue
-        for line in info.splitlines():
-            if line.startswith("prog_id:"):
-                ids.add(int(line.split()[1]))
-    return ids
-
-
-def live_prog_ids():
-    ids = set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            ids |= prog_ids_of(pid)
-        except OSError:
-            pass
-    return ids
-
-
-def link_prog_ids():
-    """Program ids that some BPF link still holds, from bpftool."""
-    out = subprocess.run(["bpftool", "-j", "link", "show"], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None
-    return {l.get("prog_id") for l in json.loads(out.stdout or "[]")}
 
 
 def test_sigkill_leaves_no_probe():
@@ -428,15 +261,6 @@ def test_sigkill_leaves_no_probe():
         finish(d)
 
 
-def expect_error(args, needle, env=None, preexec=None):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env, preexec_fn=preexec)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    check(p.returncode != 0, f"{args}: exit 0")
-    check(len(lines) == 1, f"{args}: expected one line, got {p.stderr!r}")
-    check(needle in lines[0], f"{args}: {needle!r} not in {lines[0]!r}")
-    check("Traceback" not in p.stderr and p.returncode < 128, f"{args}: crashed ({p.returncode})")
-
-
 def test_errors():
     expect_error([DLPROF, "--lib", "libdoesnotexist.so.9", "--", DRIVER, "exit", "0"], "not found")
     expect_error([DLPROF, "--lib", LIB, "--func", "nosuchfunc*", "--", DRIVER, "exit", "0"],
@@ -459,26 +283,9 @@ def test_not_root_error():
 
 # ---- trace mode ------------------------------------------------------------
 
-def record(tmpdir, cmd, extra=(), timeout=120):
-    out = os.path.join(tmpdir, "trace.d")
-    args = [DLPROF, "record", "-o", out, "--json", "--lib", LIB, "--func", "dlt_*"]
-    if ATTACH:
-        args += ["--attach", ATTACH]
-    p = subprocess.run(args + list(extra) + ["--"] + cmd, capture_output=True, text=True, timeout=timeout)
-    check(p.returncode == 0, f"record rc {p.returncode}: {p.stderr}")
-    return out, json.loads(p.stdout)
-
-
-def dump_csv(path):
-    p = subprocess.run([DLPROF, "dump", path, "--csv"], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, f"dump rc {p.returncode}: {p.stderr}")
-    lines = p.stdout.splitlines()
-    header = lines[0].split(",")
-    return header, [dict(zip(header, l.split(","))) for l in lines[1:]], p.stderr
-
 
 def test_record_exact_nesting():
-    import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
         trace, doc = record(tmp, [DRIVER, "recurse", "5", "100"])
         header, rows, _ = dump_csv(trace)
@@ -502,7 +309,7 @@ def test_record_exact_nesting():
 
 
 def test_record_sigkill_recovers_flushed():
-    import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.d")
         d = start_waiting_driver(["count", "20000"])
@@ -530,7 +337,7 @@ def test_record_sigkill_recovers_flushed():
 
 
 def test_record_storm_drops_counted():
-    import tempfile
+
     calls = 200000
     with tempfile.TemporaryDirectory() as tmp:
         trace, doc = record(tmp, [DRIVER, "count", str(calls)], ["--ringbuf-size", "4K"])
@@ -544,28 +351,5 @@ def test_record_storm_drops_counted():
     check(json.loads(rep.stdout)["drops"] == doc["drops"], "report shows the drops")
 
 
-TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
-
-
-def main():
-    if sys.argv[1:] == ["--list"]:
-        print("\n".join(TESTS))
-        return 0
-    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
-        print(f"usage: {sys.argv[0]} {'|'.join(TESTS)}", file=sys.stderr)
-        return 2
-    try:
-        require_bpf()
-        TESTS[sys.argv[1]]()
-    except Skip as e:
-        print(f"SKIP: {e}")
-        return SKIP
-    except AssertionError as e:
-        print(f"FAIL: {e}")
-        return 1
-    print("PASS")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(itest.run(globals()))
