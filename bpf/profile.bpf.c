@@ -46,12 +46,14 @@ struct {
 } call_counts SEC(".maps");
 
 /*
- * Created on a function's first return, so functions never called cost no
- * memory (a func_stats is 5 KiB per CPU). max_entries = number of functions.
+ * Preallocated, one entry per function and shared by the CPUs: an entry
+ * made at a function's first return could fail under a burst of first
+ * returns (the kernel's BPF allocator refills its per-CPU caches only
+ * later), and a per-CPU copy would cost 5 KiB per function per CPU.
+ * max_entries = number of functions.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct func_stats);
@@ -107,8 +109,6 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_calls);
 } thread_calls SEC(".maps");
-
-static const struct func_stats zero_stats;
 
 /*
  * &tc->frames[i] with a bound the verifier can see: the compiler would
@@ -251,27 +251,17 @@ static __always_inline bool tracked(void)
 
 static __always_inline struct func_stats *get_stats(__u32 id)
 {
-	struct func_stats *s;
-	struct dlprof_diag *d;
-
-	s = bpf_map_lookup_elem(&stats, &id);
-	if (s)
-		return s;
-	bpf_map_update_elem(&stats, &id, &zero_stats, BPF_NOEXIST);
-	s = bpf_map_lookup_elem(&stats, &id);
-	if (!s && (d = get_diag()))
-		__sync_fetch_and_add(&d->stats_alloc_failed, 1);
-	return s;
+	return bpf_map_lookup_elem(&stats, &id);
 }
 
 /*
- * Uprobe programs can be preempted (only migration is disabled), so two
- * threads on one CPU may interleave on the same per-CPU slot: atomics keep
- * the counts exact; min/max retry their compare-and-swap.
+ * Several CPUs update a function's entry at once, and uprobe programs can
+ * be preempted (only migration is disabled): atomics keep the counts
+ * exact; min/max retry their compare-and-swap.
  */
 static __always_inline void update_min(__u64 *slot, __u64 v)
 {
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 16; i++) {
 		__u64 old = *slot;
 
 		if (old && old <= v)
@@ -283,7 +273,7 @@ static __always_inline void update_min(__u64 *slot, __u64 v)
 
 static __always_inline void update_max(__u64 *slot, __u64 v)
 {
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 16; i++) {
 		__u64 old = *slot;
 
 		if (old >= v)
@@ -428,7 +418,8 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 /* Returns 0 when a frame was pushed and the return is wanted, 1 otherwise. */
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
-	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = (__u32)cookie;
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
 	struct frame *f;
@@ -444,6 +435,13 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	calls = bpf_map_lookup_elem(&call_counts, &id);
 	if (calls)
 		__sync_fetch_and_add(calls, 1);
+	if (cookie & DLPROF_COOKIE_ENTRY_ONLY) {
+		/* Its return must not be hijacked (docs/live-mode.md): counted, never timed. */
+		struct frame once = { .func_id = id, .t0 = bpf_ktime_get_ns() };
+
+		emit(&once, tc ? tc->depth : 0, CALL_F_ENTRY_ONLY, 0, 0, NULL);
+		return 1;
+	}
 	if (!tc)
 		tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);

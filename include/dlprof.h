@@ -26,7 +26,19 @@ enum dlprof_filter {
 	DLPROF_FILTER_TGIDS = 1,	/* only tgids in the tracked_tgids map */
 };
 
-/* Per function and per CPU; summed by the loader. */
+/*
+ * The attach cookie of a function's probes: its id in the low 32 bits, how
+ * it is probed above them.
+ */
+#define DLPROF_COOKIE_ID_MASK		0xffffffffull
+/*
+ * Entry probe only, no return probe: the function keeps its own return
+ * address (setjmp, getcontext, vfork), which a return probe replaces with
+ * the kernel's trampoline.
+ */
+#define DLPROF_COOKIE_ENTRY_ONLY	(1ull << 32)
+
+/* Per function, shared by the CPUs (atomics). */
 struct func_stats {
 	__u64 unmatched;	/* entries whose return never fired (longjmp, depth) */
 	__u64 total_ns;
@@ -46,6 +58,7 @@ enum rec_type {
 enum call_flags {
 	CALL_F_UNMATCHED = 1 << 0,	/* the return never fired: dur/oncpu/counters are unknown (0) */
 	CALL_F_SCALED = 1 << 1,		/* a counter was multiplexed: its delta is scaled by enabled/running */
+	CALL_F_ENTRY_ONLY = 1 << 2,	/* a function probed at entry only: sent at entry, never timed */
 };
 
 /*
@@ -71,7 +84,7 @@ struct call_record {
 /* Profiler-wide diagnostics, per CPU. */
 struct dlprof_diag {
 	__u64 orphan_returns;	/* a return with no matching entry (entered before attach, forked child) */
-	__u64 stats_alloc_failed;	/* a func_stats entry could not be created: numbers incomplete */
+	__u64 stats_alloc_failed;	/* unused since func_stats are preallocated; kept for the trace layout */
 	__u64 storage_failed;	/* no per-thread storage: the call was counted but not timed */
 	__u64 ringbuf_drops;	/* call records lost to a full ringbuf (aggregates still exact) */
 	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */

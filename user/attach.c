@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 
 #include "attach.h"
+#include "dlprof.h"
 
 /*
  * Multi-uprobe links came with kernel 6.6 (commit 89ae89f53d20 "bpf: Add
@@ -219,6 +220,41 @@ static int attach_session_range(struct attacher *a, const char *path, const uint
 	return 0;
 }
 
+static bool wants_return(uint64_t cookie)
+{
+	return !(cookie & DLPROF_COOKIE_ENTRY_ONLY);
+}
+
+/*
+ * The return link of a run: the offsets whose cookie wants a return probe.
+ * Returns its fd, -errno, or 0 when none does.
+ */
+static int attach_multi_returns(struct attacher *a, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t cnt)
+{
+	uint64_t *ro = malloc(cnt * sizeof(*ro)), *rc = malloc(cnt * sizeof(*rc));
+	size_t n = 0;
+	int fd;
+
+	if (!ro || !rc) {
+		fd = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		if (!wants_return(cookies[i]))
+			continue;
+		ro[n] = offsets[i];
+		rc[n++] = cookies[i];
+	}
+	fd = n ? sys_link_create_uprobe_multi(bpf_program__fd(a->progs.ret), DLPROF_BPF_TRACE_UPROBE_MULTI,
+					      path, ro, rc, (__u32)n, DLPROF_BPF_F_UPROBE_MULTI_RETURN, a->pid)
+	       : 0;
+cleanup:
+	free(ro);
+	free(rc);
+	return fd;
+}
+
 /* Entry and return links for one run of offsets: both or neither. */
 static int attach_multi_range(struct attacher *a, const char *path, const uint64_t *offsets,
 			      const uint64_t *cookies, size_t cnt)
@@ -229,21 +265,21 @@ static int attach_multi_range(struct attacher *a, const char *path, const uint64
 					   path, offsets, cookies, (__u32)cnt, 0, a->pid);
 	if (efd < 0)
 		return efd;
-	rfd = sys_link_create_uprobe_multi(bpf_program__fd(a->progs.ret), DLPROF_BPF_TRACE_UPROBE_MULTI,
-					   path, offsets, cookies, (__u32)cnt,
-					   DLPROF_BPF_F_UPROBE_MULTI_RETURN, a->pid);
+	rfd = attach_multi_returns(a, path, offsets, cookies, cnt);
 	if (rfd < 0) {
 		close(efd);
 		return rfd;
 	}
 	err = grow((void **)&a->link_fds, &a->cap_link_fds, a->nr_link_fds + 2, sizeof(int));
 	if (err) {
-		close(rfd);
+		if (rfd)
+			close(rfd);
 		close(efd);
 		return err;
 	}
 	a->link_fds[a->nr_link_fds++] = efd;
-	a->link_fds[a->nr_link_fds++] = rfd;
+	if (rfd)
+		a->link_fds[a->nr_link_fds++] = rfd;
 	return 0;
 }
 
@@ -258,11 +294,14 @@ static int attach_classic_one(struct attacher *a, const char *path, uint64_t off
 	e = bpf_program__attach_uprobe_opts(a->progs.entry, pid, path, offset, &eopts);
 	if (!e)
 		return -errno;
-	r = bpf_program__attach_uprobe_opts(a->progs.ret, pid, path, offset, &ropts);
-	if (!r) {
-		err = -errno;
-		bpf_link__destroy(e);
-		return err;
+	r = NULL;
+	if (wants_return(cookie)) {
+		r = bpf_program__attach_uprobe_opts(a->progs.ret, pid, path, offset, &ropts);
+		if (!r) {
+			err = -errno;
+			bpf_link__destroy(e);
+			return err;
+		}
 	}
 	err = grow((void **)&a->links, &a->cap_links, a->nr_links + 2, sizeof(*a->links));
 	if (err) {
@@ -271,7 +310,8 @@ static int attach_classic_one(struct attacher *a, const char *path, uint64_t off
 		return err;
 	}
 	a->links[a->nr_links++] = e;
-	a->links[a->nr_links++] = r;
+	if (r)
+		a->links[a->nr_links++] = r;
 	return 0;
 }
 

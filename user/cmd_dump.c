@@ -93,11 +93,12 @@ static void text_row(struct dumper *d, const struct call_record *r)
 {
 	bool before = r->ts_ns < d->m->mono_start_ns;
 	uint64_t mag = before ? d->m->mono_start_ns - r->ts_ns : r->ts_ns - d->m->mono_start_ns;
+	bool timed = !(r->flags & (CALL_F_UNMATCHED | CALL_F_ENTRY_ONLY));
 	const char *lib, *sym;
 	char ts[32], dur[24], oncpu[24];
 
 	func_names(d, r, &lib, &sym);
-	if (r->flags & CALL_F_UNMATCHED)
+	if (!timed)
 		strcpy(dur, "-");
 	else
 		report_format_ns(dur, sizeof(dur), r->dur_ns);
@@ -105,7 +106,7 @@ static void text_row(struct dumper *d, const struct call_record *r)
 		 mag % 1000000000);
 	fprintf(d->out, "%16s %9s %7u %7u %4u  %*s%s (%s)", ts, dur, r->pid, r->tid, r->cpu,
 		2 * r->depth, "", sym, base_name(lib));
-	if (!(r->flags & CALL_F_UNMATCHED)) {
+	if (timed) {
 		report_format_ns(oncpu, sizeof(oncpu), r->oncpu_ns);
 		fprintf(d->out, " oncpu=%s", oncpu);
 		for (__u32 k = 0; k < d->m->nr_events; k++)
@@ -113,6 +114,8 @@ static void text_row(struct dumper *d, const struct call_record *r)
 	}
 	if (r->flags & CALL_F_UNMATCHED)
 		fputs(" [unmatched]", d->out);
+	if (r->flags & CALL_F_ENTRY_ONLY)
+		fputs(" [entry-only]", d->out);
 	if (r->flags & CALL_F_SCALED)
 		fputs(" [scaled]", d->out);
 	fputc('\n', d->out);

@@ -4,22 +4,6 @@
 
 #include "func_summary.h"
 
-void func_stats_accumulate(struct func_stats *acc, const struct func_stats *cpu)
-{
-	acc->unmatched += cpu->unmatched;
-	acc->total_ns += cpu->total_ns;
-	acc->oncpu_ns += cpu->oncpu_ns;
-	acc->scaled += cpu->scaled;
-	if (cpu->min_ns && (!acc->min_ns || cpu->min_ns < acc->min_ns))
-		acc->min_ns = cpu->min_ns;
-	if (cpu->max_ns > acc->max_ns)
-		acc->max_ns = cpu->max_ns;
-	for (int i = 0; i < DLPROF_MAX_EVENTS; i++)
-		acc->counters[i] += cpu->counters[i];
-	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
-		acc->hist[i] += cpu->hist[i];
-}
-
 uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
 		       uint64_t min_ns, uint64_t max_ns)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* From the kernel's per-CPU aggregates to the numbers a report prints. */
+/* From the kernel's aggregates to the numbers a report prints. */
 #ifndef DLPROF_FUNC_SUMMARY_H
 #define DLPROF_FUNC_SUMMARY_H
 
@@ -21,9 +21,6 @@ struct func_summary {
 	uint64_t scaled;	/* timed calls whose counters were extrapolated (multiplexed) */
 	uint64_t counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
 };
-
-/* acc += one CPU's slot (min ignores CPUs that saw no call). */
-void func_stats_accumulate(struct func_stats *acc, const struct func_stats *cpu);
 
 /*
  * Value at quantile q (0 < q <= 1) of the count values in hist: the

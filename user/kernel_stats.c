@@ -57,34 +57,26 @@ int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 	int ncpu = libbpf_num_possible_cpus();
 	int stats_fd = bpf_map__fd(skel->maps.stats);
 	int calls_fd = bpf_map__fd(skel->maps.call_counts);
-	struct func_stats *per_cpu = NULL, *sum = NULL;
 	struct dlprof_diag *diag_cpu = NULL;
+	struct func_stats *stats = NULL;
 	__u64 *calls_cpu = NULL;
 	int err = 0;
 
 	if (ncpu <= 0)
 		return ncpu ?: -EINVAL;
-	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
-	sum = calloc(1, sizeof(*sum));
+	stats = malloc(sizeof(*stats));
 	calls_cpu = calloc((size_t)ncpu, sizeof(*calls_cpu));
 	diag_cpu = calloc((size_t)ncpu, sizeof(*diag_cpu));
-	if (!per_cpu || !sum || !calls_cpu || !diag_cpu) {
+	if (!stats || !calls_cpu || !diag_cpu) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (__u32 id = 0; id < t->nr_funcs; id++) {
 		__u64 calls = 0;
 
-		memset(sum, 0, sizeof(*sum));
 		/* Stats before calls: every return read here had its entry counted before. */
-		if (!bpf_map_lookup_elem(stats_fd, &id, per_cpu))
-			for (int c = 0; c < ncpu; c++)
-				func_stats_accumulate(sum, &per_cpu[c]);
-		else if (errno != ENOENT) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (bpf_map_lookup_elem(calls_fd, &id, calls_cpu)) {
+		if (bpf_map_lookup_elem(stats_fd, &id, stats) ||
+		    bpf_map_lookup_elem(calls_fd, &id, calls_cpu)) {
 			err = -errno;
 			goto cleanup;
 		}
@@ -92,15 +84,15 @@ int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 			calls += calls_cpu[c];
 		rows[id].lib = t->libs[t->funcs[id].lib].file->display;
 		rows[id].func = t->funcs[id].name;
-		func_summary_build(&rows[id].s, sum, calls);
+		rows[id].entry_only = t->funcs[id].entry_only;
+		func_summary_build(&rows[id].s, stats, calls);
 	}
 	err = kernel_diag_read(skel, diag_cpu);
 	if (err)
 		goto cleanup;
 	kernel_diag_sum(diag_cpu, ncpu, diag);
 cleanup:
-	free(per_cpu);
-	free(sum);
+	free(stats);
 	free(calls_cpu);
 	free(diag_cpu);
 	return err;

@@ -16,6 +16,7 @@
 
 #include "attach.h"
 #include "cli.h"
+#include "detacher.h"
 #include "dlprof.h"
 #include "events.h"
 #include "kernel_stats.h"
@@ -30,6 +31,8 @@
 #include "target.h"
 
 #define EXIT_USAGE 2
+/* How long a detach may take before the profiler says why it waits. */
+#define DETACH_PATIENCE_S 5
 /* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
 #define RECORD_DRAIN_MS 50
 
@@ -215,20 +218,19 @@ static int print_report(struct live *l, bool final)
 	l->info.orphan_returns = diag.orphan_returns;
 	l->info.incomplete = diag.stats_alloc_failed + diag.storage_failed;
 	if (final) {
-		/* Counts are final once read; detaching first lets the report say what it cost. */
-		double t0 = now_s();
 		struct rusage ru;
 
 		kernel_probe_runtime(l->skel, &l->info.probe_run_ns, &l->info.probe_runs);
-		attacher__free(l->attacher);
-		l->attacher = NULL;
-		l->info.detach_ms = (now_s() - t0) * 1e3;
 		if (!getrusage(RUSAGE_SELF, &ru))
 			l->info.max_rss_kib = (uint64_t)ru.ru_maxrss;
 	}
 	report_sort(l->rows, l->table.nr_funcs);
-	if (l->opts.json && final)
-		return report_print_json(stdout, l->rows, l->table.nr_funcs, &l->info);
+	if (l->opts.json && final) {
+		err = report_print_json(stdout, l->rows, l->table.nr_funcs, &l->info);
+		/* Out now: the process may yet wait for the kernel to let a detach go. */
+		fflush(stdout);
+		return err;
+	}
 	if (!final) {
 		time_t now = time(NULL);
 		char ts[32];
@@ -239,6 +241,61 @@ static int print_report(struct live *l, bool final)
 	report_print_table(stdout, l->rows, l->table.nr_funcs, &l->info);
 	fflush(stdout);
 	return 0;
+}
+
+/* A signal that stops waiting for the detach: any but SIGCHLD. */
+static bool stop_waiting(struct live *l)
+{
+	struct signalfd_siginfo si;
+
+	if (read(l->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return false;
+	return si.ssi_signo != SIGCHLD;
+}
+
+/*
+ * Remove the probes before the last counts are read and the last records
+ * drained, so nothing lands after them. The kernel may hold the detach
+ * (see detacher.h): the wait says so after a while, and a signal ends it.
+ */
+static void detach_probes(struct live *l)
+{
+	double t0 = now_s();
+	struct detacher *d;
+	bool told = false;
+
+	d = detacher__start(l->attacher);
+	if (!d) {
+		attacher__free(l->attacher);
+		l->attacher = NULL;
+		l->info.detach_ms = (now_s() - t0) * 1e3;
+		return;
+	}
+	l->attacher = NULL;
+	while (!detacher__done(d)) {
+		struct pollfd fds[2] = {
+			{ .fd = detacher__fd(d), .events = POLLIN },
+			{ .fd = l->sig_fd, .events = POLLIN },
+		};
+		int timeout = told ? -1 : (int)((t0 + DETACH_PATIENCE_S - now_s()) * 1e3) + 1;
+		int n = poll(fds, 2, timeout > 0 || told ? timeout : 0);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && !told) {
+			errmsg("removing the probes has taken %d s: the kernel waits until no task is inside "
+			       "one; Ctrl-C stops waiting (the summary follows)", DETACH_PATIENCE_S);
+			told = true;
+		}
+		if (n > 0 && (fds[1].revents & POLLIN) && stop_waiting(l)) {
+			errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
+			       "the counts below may still grow meanwhile", now_s() - t0);
+			l->info.detach_unfinished = true;
+			break;
+		}
+	}
+	l->info.detach_ms = (now_s() - t0) * 1e3;
+	detacher__free(d);
 }
 
 /* Returns 1 when the profile should end, 0 to go on. */
@@ -450,6 +507,14 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		if (lib->nr_unprobeable && !verbosity)
 			errmsg("warning: %zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
 			       lib->nr_unprobeable, lib->nr_unprobeable == 1 ? "" : "s", lib->file->display);
+		for (size_t k = 0; k < lib->nr_entry_only && verbosity; k++)
+			errmsg("note: %s in %s counted at entry only: it keeps its own return address",
+			       lib->entry_only[k], lib->file->display);
+		if (lib->nr_entry_only && !verbosity)
+			errmsg("note: %zu function%s of %s counted at entry only, never timed: %s own return "
+			       "address, which a return probe would break (-v lists them)", lib->nr_entry_only,
+			       lib->nr_entry_only == 1 ? "" : "s", lib->file->display,
+			       lib->nr_entry_only == 1 ? "it keeps its" : "they keep their");
 		l->info.functions_skipped += lib->nr_unprobeable;
 		l->info.functions_moved += lib->moved;
 	}
@@ -487,6 +552,7 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		return 1;
 	}
 	l->info.elapsed_s = now_s() - start;
+	detach_probes(l);
 	/* A trace that could not be finished (full disk) still gets the exact summary, then fails. */
 	trace_failed = l->recorder && finish_recorder(l);
 	if (print_report(l, true) || trace_failed)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <capstone/capstone.h>
 
+#include "disasm.h"
 #include "probe_placement.h"
 
 const char *uprobe_insn_class_name(enum uprobe_insn_class c)
@@ -294,51 +295,6 @@ static enum uprobe_insn_class bytes_class(const uint8_t *bytes, uint32_t len)
 
 /* ---- What capstone tells about control flow and the stack ---- */
 
-struct disasm {
-	csh handle;
-	cs_insn *insn;
-};
-
-static int disasm_open(struct disasm *d)
-{
-	cs_err err;
-
-	d->insn = NULL;
-	err = cs_open(CS_ARCH_X86, CS_MODE_64, &d->handle);
-	if (err != CS_ERR_OK)
-		return err == CS_ERR_MEM ? -ENOMEM : -EOPNOTSUPP;
-	if (cs_option(d->handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
-		goto fail;
-	d->insn = cs_malloc(d->handle);
-	if (!d->insn)
-		goto fail;
-	return 0;
-fail:
-	cs_close(&d->handle);
-	return -ENOMEM;
-}
-
-static void disasm_close(struct disasm *d)
-{
-	if (d->insn)
-		cs_free(d->insn, 1);
-	d->insn = NULL;
-	cs_close(&d->handle);
-}
-
-static bool insn_in_group(const cs_insn *insn, uint8_t group)
-{
-	for (uint8_t i = 0; i < insn->detail->groups_count; i++)
-		if (insn->detail->groups[i] == group)
-			return true;
-	return false;
-}
-
-static bool reg_is_sp(uint16_t reg)
-{
-	return reg == X86_REG_RSP || reg == X86_REG_ESP || reg == X86_REG_SP || reg == X86_REG_SPL;
-}
-
 /*
  * Instructions whose branch or stack effect capstone 4 may not report in
  * groups or written registers (enter writes no %rsp there, loop is in no
@@ -364,7 +320,7 @@ struct stack_regs {
 
 static bool points_at_stack(const struct stack_regs *sr, uint16_t reg)
 {
-	return reg_is_sp(reg) || (reg < X86_REG_ENDING && sr->reg[reg]);
+	return disasm_reg_is_sp(reg) || (reg < X86_REG_ENDING && sr->reg[reg]);
 }
 
 /*
@@ -390,12 +346,12 @@ static bool insn_skippable(const struct disasm *d, struct stack_regs *sr)
 		if (insn->id == unskippable_ids[j])
 			return false;
 	for (j = 0; j < sizeof(flow_groups); j++)
-		if (insn_in_group(insn, flow_groups[j]))
+		if (disasm_in_group(insn, flow_groups[j]))
 			return false;
 	if (cs_regs_access(d->handle, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return false;
 	for (i = 0; i < nwr; i++)
-		if (reg_is_sp(wr[i]))
+		if (disasm_reg_is_sp(wr[i]))
 			return false;
 	for (i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
@@ -431,8 +387,8 @@ static void note_branch(const struct disasm *d, struct flow *fl)
 	const cs_x86 *x = &insn->detail->x86;
 	const cs_x86_op *op;
 
-	if (!insn_in_group(insn, CS_GRP_JUMP) && !insn_in_group(insn, CS_GRP_CALL) &&
-	    !insn_in_group(insn, CS_GRP_BRANCH_RELATIVE))
+	if (!disasm_in_group(insn, CS_GRP_JUMP) && !disasm_in_group(insn, CS_GRP_CALL) &&
+	    !disasm_in_group(insn, CS_GRP_BRANCH_RELATIVE))
 		return;
 	if (x->op_count < 1)
 		return;
@@ -444,7 +400,7 @@ static void note_branch(const struct disasm *d, struct flow *fl)
 		return;
 	}
 	/* Indirect calls come back to the next instruction. */
-	if (!insn_in_group(insn, CS_GRP_JUMP))
+	if (!disasm_in_group(insn, CS_GRP_JUMP))
 		return;
 	/*
 	 * jmp *sym(%rip) is a tail call through a pointer (GOT, PLT-like): it

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "dlprof.h"
 #include "elf_symbols.h"
+#include "file_io.h"
 #include "probe_placement.h"
 #include "probe_table.h"
+#include "return_capture.h"
 
 static int any_name_matches(const char *pattern, const char *name, char *const *aliases)
 {
@@ -35,38 +37,46 @@ int probe_table_selects(const struct profile_opts *opts, const char *name, char 
 	return keep;
 }
 
-/* A library file's bytes, for the disassembler. */
+/*
+ * A library file's bytes, for the disassembler. Read, never mapped: the
+ * kernel writes other tools' uprobe breakpoints into every new executable
+ * mapping of a probed file, a private read-only one included, while the
+ * page cache that read() sees never holds them.
+ */
 struct lib_image {
-	const uint8_t *base;
+	uint8_t *base;
 	size_t size;
 };
 
-static int lib_image_map(struct lib_image *img, const char *path)
+static int lib_image_read(struct lib_image *img, const char *path)
 {
 	struct stat st;
-	void *p;
-	int fd;
+	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || st.st_size <= 0) {
-		close(fd);
-		return -ENOEXEC;
+		ret = -ENOEXEC;
+		goto cleanup;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	img->base = p;
+	img->base = malloc((size_t)st.st_size);
+	if (!img->base) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
 	img->size = (size_t)st.st_size;
-	return 0;
+	ret = pread_full(fd, img->base, img->size, 0);
+	if (ret >= 0)
+		ret = ret ? 0 : -EIO;	/* cut short while read */
+cleanup:
+	close(fd);
+	return ret;
 }
 
-static void lib_image_unmap(struct lib_image *img)
+static void lib_image_free(struct lib_image *img)
 {
-	if (img->base)
-		munmap((void *)img->base, img->size);
+	free(img->base);
 	img->base = NULL;
 }
 
@@ -99,17 +109,28 @@ static int place_func(const struct profile_opts *opts, const struct elf_func *f,
 	return 0;
 }
 
-static int add_unprobeable(struct probe_lib *lib, const char *name)
+/* Would a return probe on f be taken for the return address it keeps? */
+static bool keeps_return_address(const struct elf_func *f, const struct lib_image *img)
 {
-	char **n = realloc(lib->unprobeable, (lib->nr_unprobeable + 1) * sizeof(*n));
+	if (return_capture_by_name(f->name))
+		return true;
+	for (size_t i = 0; f->aliases && f->aliases[i]; i++)
+		if (return_capture_by_name(f->aliases[i]))
+			return true;
+	return return_capture_by_code(img->base, img->size, f->file_offset, f->size);
+}
+
+static int add_name(char ***names, size_t *cnt, const char *name)
+{
+	char **n = realloc(*names, (*cnt + 1) * sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
-	lib->unprobeable = n;
-	n[lib->nr_unprobeable] = strdup(name);
-	if (!n[lib->nr_unprobeable])
+	*names = n;
+	n[*cnt] = strdup(name);
+	if (!n[*cnt])
 		return -ENOMEM;
-	lib->nr_unprobeable++;
+	(*cnt)++;
 	return 0;
 }
 
@@ -141,7 +162,7 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		if (!probe_table_selects(opts, f->name, f->aliases))
 			continue;
 		if (place_func(opts, f, img, starts, elf->cnt, &offset)) {
-			err = add_unprobeable(lib, f->name);
+			err = add_name(&lib->unprobeable, &lib->nr_unprobeable, f->name);
 			continue;
 		}
 		pf->name = strdup(f->name);
@@ -151,6 +172,9 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		}
 		pf->lib = lib_idx;
 		pf->offset = offset;
+		pf->entry_only = keeps_return_address(f, img);
+		if (pf->entry_only)
+			err = add_name(&lib->entry_only, &lib->nr_entry_only, f->name);
 		lib->moved += offset != f->file_offset;
 		n++;
 	}
@@ -172,29 +196,23 @@ static void names_free(char **names, size_t cnt)
 static int selected_ifuncs(const struct elf_func_list *elf, const struct profile_opts *opts,
 			   char ***out, size_t *cnt)
 {
-	char **names = NULL, **n;
+	char **names = NULL;
+	int err = 0;
 
 	*cnt = 0;
-	for (size_t i = 0; i < elf->cnt; i++) {
+	for (size_t i = 0; i < elf->cnt && !err; i++) {
 		const struct elf_func *f = &elf->funcs[i];
 
-		if (!(f->flags & ELF_FUNC_IFUNC) || !probe_table_selects(opts, f->name, f->aliases))
-			continue;
-		n = realloc(names, (*cnt + 1) * sizeof(*names));
-		if (!n)
-			goto nomem;
-		names = n;
-		names[*cnt] = strdup(f->name);
-		if (!names[*cnt])
-			goto nomem;
-		(*cnt)++;
+		if ((f->flags & ELF_FUNC_IFUNC) && probe_table_selects(opts, f->name, f->aliases))
+			err = add_name(&names, cnt, f->name);
+	}
+	if (err) {
+		names_free(names, *cnt);
+		*cnt = 0;
+		return err;
 	}
 	*out = names;
 	return 0;
-nomem:
-	names_free(names, *cnt);
-	*cnt = 0;
-	return -ENOMEM;
 }
 
 /* How many of names no function of elf carries any more: the selected IFUNCs left out. */
@@ -248,7 +266,7 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 	/* Only those the globs asked for are worth a warning. */
 	lib->ifunc_unresolved = unresolved ? names_missing(&elf, ifuncs, nr_ifuncs) : 0;
 	memcpy(lib->build_id, elf.build_id, sizeof(lib->build_id));
-	ret = lib_image_map(&img, lib->file->path);
+	ret = lib_image_read(&img, lib->file->path);
 	if (ret) {
 		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
 		goto cleanup;
@@ -256,7 +274,7 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts);
 cleanup:
 	names_free(ifuncs, nr_ifuncs);
-	lib_image_unmap(&img);
+	lib_image_free(&img);
 	elf_funcs__free(&elf);
 	return ret;
 }
@@ -312,12 +330,24 @@ int probe_table__build(struct probe_table *t, const struct profile_opts *opts, p
 			return ret;
 	}
 	if (!t->nr_funcs) {
-		size_t unresolved = 0;
+		size_t unresolved = 0, unprobeable = 0;
+		const char *first = NULL;
 
-		for (size_t i = 0; i < t->nr_libs; i++)
+		for (size_t i = 0; i < t->nr_libs; i++) {
 			unresolved += t->libs[i].ifunc_unresolved;
+			unprobeable += t->libs[i].nr_unprobeable;
+			if (!first && t->libs[i].nr_unprobeable)
+				first = t->libs[i].unprobeable[0];
+		}
 		describe_globs(opts, globs, sizeof(globs));
-		if (unresolved)
+		/* Functions that matched and were dropped are named as such, never "no function matched". */
+		if (unprobeable)
+			snprintf(err, err_sz, "no function to probe%s%s in %s%s: %zu matching function%s (%s%s) "
+				 "left out: no instruction near %s entry can take a uprobe", globs[0] ? " for " : "",
+				 globs, t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
+				 unprobeable, unprobeable == 1 ? "" : "s", first, unprobeable > 1 ? ", ..." : "",
+				 unprobeable == 1 ? "its" : "their");
+		else if (unresolved)
 			snprintf(err, err_sz, "no function to probe%s%s in %s%s: %zu matching IFUNC%s could "
 				 "not be resolved to an implementation inside the library", globs[0] ? " for " : "",
 				 globs, t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
@@ -333,7 +363,7 @@ int probe_table__build(struct probe_table *t, const struct profile_opts *opts, p
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nr_funcs; i++) {
 		t->offsets[i] = t->funcs[i].offset;
-		t->cookies[i] = i;
+		t->cookies[i] = i | (t->funcs[i].entry_only ? DLPROF_COOKIE_ENTRY_ONLY : 0);
 	}
 	return 0;
 }
@@ -345,9 +375,8 @@ void probe_table__free(struct probe_table *t)
 	for (size_t i = 0; i < t->nr_funcs; i++)
 		free(t->funcs[i].name);
 	for (size_t i = 0; i < t->nr_libs; i++) {
-		for (size_t k = 0; k < t->libs[i].nr_unprobeable; k++)
-			free(t->libs[i].unprobeable[k]);
-		free(t->libs[i].unprobeable);
+		names_free(t->libs[i].unprobeable, t->libs[i].nr_unprobeable);
+		names_free(t->libs[i].entry_only, t->libs[i].nr_entry_only);
 	}
 	free(t->funcs);
 	free(t->libs);

@@ -7,6 +7,7 @@
 #ifndef DLPROF_PROBE_TABLE_H
 #define DLPROF_PROBE_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,12 +24,15 @@ struct probe_lib {
 	size_t moved;			/* entry probes placed past the entry (docs/probe-placement.md) */
 	char **unprobeable;		/* functions left out: no instruction near the entry takes a uprobe */
 	size_t nr_unprobeable;
+	char **entry_only;		/* functions that keep their return address: counted, not timed */
+	size_t nr_entry_only;
 };
 
 struct probe_func {
 	char *name;
 	size_t lib;			/* index into libs */
 	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
+	bool entry_only;		/* no return probe: it keeps its return address (return_capture.h) */
 };
 
 struct probe_table {
@@ -38,7 +42,7 @@ struct probe_table {
 	struct probe_func *funcs;
 	size_t nr_funcs;
 	uint64_t *offsets;		/* nr_funcs, as the attacher wants them */
-	uint64_t *cookies;
+	uint64_t *cookies;		/* the id, and DLPROF_COOKIE_ENTRY_ONLY (include/dlprof.h) */
 };
 
 /*

@@ -73,7 +73,7 @@ static int event_index(const struct report_info *info, const char *name)
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
-	int fw = 8, lw = 7, shown = 0, unmatched = 0, scaled = 0;
+	int fw = 8, lw = 7, shown = 0, unmatched = 0, scaled = 0, entry_only = 0;
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
 	char t[6][24];
@@ -86,6 +86,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		if ((int)strlen(base_name(rows[i].lib)) > lw)
 			lw = (int)strlen(base_name(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
+		entry_only += rows[i].entry_only;
 		scaled |= rows[i].s.scaled != 0;
 	}
 	if (fw > 48)
@@ -110,9 +111,9 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		report_format_ns(t[3], sizeof(t[3]), s->p99_ns);
 		report_format_ns(t[4], sizeof(t[4]), s->max_ns);
 		report_format_ns(t[5], sizeof(t[5]), s->returns ? s->oncpu_ns / s->returns : 0);
-		if (!s->returns)
-			for (int k = 1; k < 6; k++)
-				strcpy(t[k], "-");
+		/* Never a 0 for a time nobody measured. */
+		for (int k = rows[i].entry_only ? 0 : 1; k < 6 && !s->returns; k++)
+			strcpy(t[k], "-");
 		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s", fw, fw, rows[i].func,
 			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
 		for (size_t k = 0; k < info->nr_events; k++) {
@@ -140,13 +141,19 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->nr_events)
 		fprintf(out, "# ONCPU and the events are per timed call%s\n",
 			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
+	if (entry_only)
+		fprintf(out, "# %d function%s counted at entry only, never timed: %s their own return address "
+			"(setjmp, getcontext, vfork), which a return probe would break\n", entry_only,
+			entry_only == 1 ? "" : "s", entry_only == 1 ? "it keeps" : "they keep");
 	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
 		info->attach_mode, info->attach_ms);
 	if (info->functions_moved)
 		fprintf(out, ", %zu placed off-entry", info->functions_moved);
 	if (info->functions_skipped)
 		fprintf(out, ", %zu could not be probed", info->functions_skipped);
-	if (info->detach_ms)
+	if (info->detach_unfinished)
+		fprintf(out, ", detach still unfinished after %.1f ms", info->detach_ms);
+	else if (info->detach_ms)
 		fprintf(out, ", detached in %.1f ms", info->detach_ms);
 	fprintf(out, "; %.1f s profiled", info->elapsed_s);
 	if (info->drops)
@@ -193,6 +200,7 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 	err |= json_object_object_add(o, "lib", json_object_new_string(r->lib));
 	err |= json_object_object_add(o, "name", json_object_new_string(r->func));
 	err |= add_u64(o, "calls", s->calls);
+	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only));
 	err |= add_u64(o, "total_ns", s->total_ns);
 	err |= add_u64(o, "avg_ns", s->avg_ns);
 	err |= add_u64(o, "min_ns", s->min_ns);
@@ -227,6 +235,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= json_object_object_add(doc, "attach_ms", json_object_new_double(info->attach_ms));
 	err |= json_object_object_add(doc, "attach_mode", json_object_new_string(info->attach_mode));
 	err |= json_object_object_add(doc, "detach_ms", json_object_new_double(info->detach_ms));
+	err |= json_object_object_add(doc, "detach_finished", json_object_new_boolean(!info->detach_unfinished));
 	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
 	err |= add_u64(doc, "probe_run_ns", info->probe_run_ns);
 	err |= add_u64(doc, "probe_runs", info->probe_runs);

@@ -3,6 +3,7 @@
 #ifndef DLPROF_REPORT_H
 #define DLPROF_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@ struct report_row {
 	const char *lib;	/* absolute path */
 	const char *func;
 	struct func_summary s;
+	bool entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
 };
 
 struct report_info {
@@ -21,6 +23,7 @@ struct report_info {
 	size_t nr_events;
 	double attach_ms;
 	double detach_ms;		/* 0 while attached (interval reports) */
+	bool detach_unfinished;		/* the kernel still held the detach when the profiler stopped waiting */
 	uint64_t max_rss_kib;		/* the profiler's own peak memory */
 	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1), else 0 */
 	uint64_t probe_runs;

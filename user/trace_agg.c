@@ -26,7 +26,7 @@ void trace_agg__fini(struct trace_agg *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* Mirrors count_return()/count_unmatched() in bpf/profile.bpf.c. */
+/* Mirrors count_return()/count_unmatched() and the entry-only count in bpf/profile.bpf.c. */
 void trace_agg__add(struct trace_agg *a, const struct call_record *r)
 {
 	struct func_stats *s;
@@ -43,6 +43,8 @@ void trace_agg__add(struct trace_agg *a, const struct call_record *r)
 		s->unmatched++;
 		return;
 	}
+	if (r->flags & CALL_F_ENTRY_ONLY)
+		return;
 	s->total_ns += d;
 	s->oncpu_ns += r->oncpu_ns;
 	if (r->flags & CALL_F_SCALED)
