@@ -133,6 +133,7 @@ def profile_running_driver(driver_args, libs, before_attach=None):
     finally:
         finish(d)
 
+
 def prog_ids_of(pid):
     """BPF programs the process pid holds, from its fdinfo."""
     ids = set()
