@@ -22,20 +22,24 @@ struct output_file {
 	bool committed;
 };
 
+/* What stands where an output would go, in the refusal's words. */
+static const struct {
+	mode_t type;
+	const char *name;
+} kinds[] = {
+	{ S_IFCHR, "character device" },
+	{ S_IFBLK, "block device" },
+	{ S_IFIFO, "FIFO" },
+	{ S_IFSOCK, "socket" },
+	{ S_IFLNK, "symbolic link" },
+	{ S_IFDIR, "directory" },
+};
+
 static const char *kind_of(mode_t mode)
 {
-	if (S_ISCHR(mode))
-		return "character device";
-	if (S_ISBLK(mode))
-		return "block device";
-	if (S_ISFIFO(mode))
-		return "FIFO";
-	if (S_ISSOCK(mode))
-		return "socket";
-	if (S_ISLNK(mode))
-		return "symbolic link";
-	if (S_ISDIR(mode))
-		return "directory";
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((mode & S_IFMT) == kinds[i].type)
+			return kinds[i].name;
 	return "special file";
 }
 
