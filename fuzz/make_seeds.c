@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shard_writer.h"
 
@@ -10,9 +11,12 @@ static int write_seed(const char *path, enum trace_compression comp, int late)
 {
 	struct shard_writer_opts o = { .compression = comp, .block_records = 8, .max_held = 64,
 				       .reorder_window_ns = 1000 };
-	struct shard_writer *w = shard_writer__new(AT_FDCWD, path, &o);
+	struct shard_writer *w;
 	struct call_record r;
 	int err = 0;
+
+	unlink(path);	/* the writer only creates: a rebuild replaces the old seed */
+	w = shard_writer__new(AT_FDCWD, path, &o);
 
 	if (!w)
 		return 1;

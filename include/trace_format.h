@@ -15,7 +15,7 @@
  * including a change to struct call_record. Readers refuse other versions;
  * keys added to the metadata JSON do not bump it (readers ignore unknown keys).
  */
-#define TRACE_FORMAT_VERSION	1
+#define TRACE_FORMAT_VERSION	2
 
 /* The record layout this version stores; a test keeps it equal to sizeof. */
 #define TRACE_RECORD_SIZE	96
@@ -61,9 +61,13 @@ struct trace_shard_header {
 	__u64 mono_start_ns;		/* CLOCK_MONOTONIC when recording started */
 	__s64 realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 	__u64 reorder_window_ns;	/* the writer's reorder window (see docs) */
+	/*
+	 * Random, the same in every shard of one recording and in its
+	 * metadata: a shard of another recording is told apart and refused.
+	 */
+	__u64 recording_id;
 	__u32 block_records;		/* the writer's block size threshold, in records */
 	__u32 header_crc;		/* crc32 of the bytes before this field */
-	__u8 reserved[8];		/* zero */
 };
 
 /* Before every block's payload, in shards and in .dlt files. */

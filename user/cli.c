@@ -147,7 +147,7 @@ static int on_attach(struct profile_opts *o, const char *arg, char *err, size_t 
 static int on_output(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!*arg)
-		return fail(err, err_sz, "-o: empty directory name");
+		return fail(err, err_sz, "-o: empty name");
 	o->output = arg;
 	return 0;
 }
@@ -228,7 +228,7 @@ static const struct cli_option options[] = {
 	{ false, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
 	{ false, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
 	{ false, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement },
-	{ true, "output", 'o', "DIR", "record: the trace directory to write (must be new or empty)", on_output },
+	{ false, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty)", on_output },
 	{ true, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size },
 	{ true, "compress", 0, "MODE", "record: zlib (default) or none", on_compress },
 	{ false, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },

@@ -30,9 +30,9 @@ struct profile_opts {
 	bool help;
 	bool version;
 	char **command;			/* after "--": argv to launch, NULL-terminated; NULL: none */
+	const char *output;		/* -o: the summary file; for record, the trace directory */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
-	const char *output;		/* -o: trace directory */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */
 	bool no_compress;		/* --compress none */
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output_file.h"
 #include "trace_block.h"
 #include "trace_cmds.h"
 #include "trace_dlt.h"
@@ -119,6 +120,11 @@ int cmd_merge(int argc, char **argv)
 	if (optind != argc - 1 || !out) {
 		errmsg("merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
 		return TRACE_EXIT_USAGE;
+	}
+	/* Before reading anything: a refused output is the whole answer. */
+	if (output_file__check(out, argv[optind], err, sizeof(err))) {
+		errmsg("%s", err);
+		return 1;
 	}
 	ret = trace_input__open(&in, argv[optind], err, sizeof(err));
 	if (ret) {

@@ -22,6 +22,7 @@
 #include "kernel_stats.h"
 #include "live.h"
 #include "messages.h"
+#include "output_file.h"
 #include "preflight.h"
 #include "recorder.h"
 #include "probe_attach.h"
@@ -46,6 +47,7 @@ struct live {
 	struct report_info info;
 	struct event_set events;
 	struct recorder *recorder;	/* record mode */
+	struct output_file *summary;	/* -o FILE of the live mode; NULL: stdout */
 	int *event_fds;		/* nr_cpus * DLPROF_MAX_EVENTS */
 	size_t nr_event_fds;
 	int sig_fd;
@@ -205,6 +207,24 @@ static int attach_all(struct live *l)
 	return 0;
 }
 
+/* The final summary into -o FILE, which replaces FILE only once it is whole. */
+static int write_summary(struct live *l)
+{
+	FILE *out = output_file__stream(l->summary);
+	int err = out ? 0 : -errno;
+
+	if (out && l->opts.json)
+		err = report_print_json(out, l->rows, l->table.nr_funcs, &l->info);
+	else if (out)
+		report_print_table(out, l->rows, l->table.nr_funcs, &l->info);
+	if (!err)
+		err = output_file__commit(l->summary);
+	if (err)
+		errmsg("cannot write the summary to %s: %s; free some space or choose another file with -o",
+		       l->opts.output, strerror(-err));
+	return err;
+}
+
 static int print_report(struct live *l, bool final)
 {
 	struct dlprof_diag diag;
@@ -225,6 +245,8 @@ static int print_report(struct live *l, bool final)
 			l->info.max_rss_kib = (uint64_t)ru.ru_maxrss;
 	}
 	report_sort(l->rows, l->table.nr_funcs);
+	if (final && l->summary)
+		return write_summary(l);
 	if (l->opts.json && final) {
 		err = report_print_json(stdout, l->rows, l->table.nr_funcs, &l->info);
 		/* Out now: the process may yet wait for the kernel to let a detach go. */
@@ -469,6 +491,12 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		event_list_print(stdout);
 		return 0;
 	}
+	/* Refused or not creatable: said before anything is attached. */
+	if (!record && l->opts.output &&
+	    output_file__open(&l->summary, l->opts.output, NULL, msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
 
 	if (l->opts.command && (err = target_command_check(l->opts.command[0]))) {
 		errmsg("cannot run %s: %s", l->opts.command[0],
@@ -570,6 +598,7 @@ static int profile_main(int argc, char **argv, bool record)
 		launched_cmd__abort(&l.cmd);
 	attacher__free(l.attacher);
 	recorder__free(l.recorder);
+	output_file__free(l.summary);
 	profile_bpf__destroy(l.skel);
 	probe_table__free(&l.table);
 	free(l.rows);

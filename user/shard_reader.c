@@ -14,6 +14,7 @@ struct shard_reader {
 	int fd;
 	struct trace_shard_header hdr;
 	bool has_hdr;
+	__u64 size;			/* of the file when opened */
 	struct block_ref *blocks;
 	size_t nr_blocks;
 	size_t cap_blocks;
@@ -24,7 +25,7 @@ struct shard_reader {
 	size_t scratch_cap;
 };
 
-static void set_stop(struct shard_reader *r, __u64 off, __u64 end, __u32 records,
+static void set_stop(struct shard_reader *r, __u64 off, __u64 end, __u64 records,
 		     enum trace_damage_reason why)
 {
 	r->stop.offset = off;
@@ -140,6 +141,7 @@ int shard_reader__open(struct shard_reader **out, int dirfd, const char *path)
 		goto cleanup;
 	}
 	size = (__u64)st.st_size;
+	r->size = size;
 	if (!size)
 		goto done;	/* created, killed before its header: empty */
 	if (size < sizeof(r->hdr)) {
@@ -206,6 +208,28 @@ void shard_reader__free(struct shard_reader *r)
 	free(r->blocks);
 	free(r->scratch);
 	free(r);
+}
+
+void shard_reader__expect(struct shard_reader *r, __u64 recording_id, __u64 blocks,
+			  __u64 records)
+{
+	__u64 have = 0, lost;
+
+	if (r->has_hdr && r->hdr.recording_id != recording_id) {
+		r->nr_blocks = 0;
+		r->block_bytes = 0;
+		set_stop(r, 0, r->size, records, TRACE_DMG_FOREIGN);
+		return;
+	}
+	for (size_t i = 0; i < r->nr_blocks; i++)
+		have += r->blocks[i].h.nr_records;
+	lost = records > have ? records - have : 0;
+	if (r->stop.reason != TRACE_DMG_NONE) {
+		if (lost > r->stop.records)
+			r->stop.records = lost;
+	} else if (r->nr_blocks < blocks || lost) {
+		set_stop(r, r->size, r->size, lost, TRACE_DMG_SHORT);
+	}
 }
 
 const struct trace_shard_header *shard_reader__header(const struct shard_reader *r)

@@ -17,7 +17,7 @@
 struct trace_damage {
 	__u64 offset;			/* in the file */
 	__u64 bytes;
-	__u32 records;			/* records known lost (from a sound header); 0: unknown */
+	__u64 records;			/* records known lost (from sound headers or the metadata); 0: unknown */
 	enum trace_damage_reason reason;
 };
 
@@ -38,6 +38,16 @@ struct shard_reader;
 int shard_reader__open(struct shard_reader **out, int dirfd, const char *path);
 /* Indexes the blocks in [start, end) of fd (which it dups): a .dlt's block region. */
 int shard_reader__open_region(struct shard_reader **out, int fd, __u64 start, __u64 end);
+/*
+ * Holds a shard to what the metadata says of it. A shard of another
+ * recording (its header's recording_id differs) is refused whole: no
+ * blocks, stop() TRACE_DMG_FOREIGN. One with fewer blocks or records than
+ * the metadata counted stops TRACE_DMG_SHORT (a cut at a block boundary,
+ * an emptied file), or its own stop counts the records the metadata says
+ * are gone. More than counted is fine: written after the last metadata.
+ */
+void shard_reader__expect(struct shard_reader *r, __u64 recording_id, __u64 blocks,
+			  __u64 records);
 /* The shard header; NULL for a region reader or a shard without a sound header. */
 const struct trace_shard_header *shard_reader__header(const struct shard_reader *r);
 size_t shard_reader__nr_blocks(const struct shard_reader *r);

@@ -54,6 +54,7 @@ static int write_header(struct shard_writer *sw, const struct shard_writer_opts 
 	h.mono_start_ns = o->mono_start_ns;
 	h.realtime_offset_ns = o->realtime_offset_ns;
 	h.reorder_window_ns = o->reorder_window_ns;
+	h.recording_id = o->recording_id;
 	h.block_records = sw->block_records;
 	h.header_crc = trace_crc(&h, offsetof(struct trace_shard_header, header_crc));
 	err = pwrite_full(sw->fd, &h, sizeof(h), 0);
@@ -91,7 +92,8 @@ struct shard_writer *shard_writer__new(int dirfd, const char *name,
 		err = -errno;
 		goto cleanup;
 	}
-	sw->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A new file: whatever is at name (a link planted in the directory) is not written through. */
+	sw->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (sw->fd < 0) {
 		err = -errno;
 		goto cleanup;

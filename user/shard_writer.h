@@ -19,6 +19,7 @@ struct shard_writer_opts {
 	__u64 reorder_window_ns;
 	__u64 mono_start_ns;
 	__s64 realtime_offset_ns;
+	__u64 recording_id;		/* the same in every shard of a recording and its metadata */
 };
 
 struct shard_writer_stats {
@@ -34,8 +35,9 @@ struct shard_writer_stats {
 struct shard_writer;
 
 /*
- * Creates (or truncates) name relative to dirfd and writes the shard
- * header. NULL with errno set on failure.
+ * Creates name relative to dirfd (EEXIST when something is there: a link
+ * planted in a trace directory is never written through) and writes the
+ * shard header. NULL with errno set on failure.
  */
 struct shard_writer *shard_writer__new(int dirfd, const char *name,
 				       const struct shard_writer_opts *opts);

@@ -25,6 +25,8 @@ static const char *const damage_names[TRACE_DMG__COUNT] = {
 	[TRACE_DMG_VERSION] = "unsupported format version",
 	[TRACE_DMG_MISSING] = "shard file missing",
 	[TRACE_DMG_OVERLAP] = "too many overlapping blocks for the memory budget",
+	[TRACE_DMG_SHORT] = "shorter than the metadata says: cut at a block boundary or emptied",
+	[TRACE_DMG_FOREIGN] = "refused: belongs to another recording, its recording id differs from meta.json's",
 };
 
 const char *trace_damage_reason_str(enum trace_damage_reason r)

@@ -40,6 +40,8 @@ enum trace_damage_reason {
 	TRACE_DMG_VERSION,		/* a format version this build cannot read */
 	TRACE_DMG_MISSING,		/* a shard the metadata promises is not there */
 	TRACE_DMG_OVERLAP,		/* more overlapping blocks than the merge's memory budget */
+	TRACE_DMG_SHORT,		/* fewer blocks than the metadata counted: cut at a block boundary, or emptied */
+	TRACE_DMG_FOREIGN,		/* a shard of another recording: the whole shard is refused */
 	TRACE_DMG__COUNT,
 };
 

@@ -11,13 +11,12 @@
 
 #include "trace_block.h"
 #include "file_io.h"
+#include "output_file.h"
 #include "trace_dlt.h"
 
 struct dlt_writer {
-	int fd;
-	char *path;
-	char *tmp_path;
-	bool finished;
+	struct output_file *out;
+	int fd;				/* out's temporary file */
 	enum trace_compression comp;
 	struct block_encoder *enc;
 	struct call_record *buf;
@@ -33,6 +32,7 @@ struct dlt_writer *dlt_writer__new(const char *path, enum trace_compression comp
 				   __u32 block_records)
 {
 	struct dlt_writer *w;
+	char why[512];
 	int err = -ENOMEM;
 
 	if (!block_records)
@@ -44,33 +44,21 @@ struct dlt_writer *dlt_writer__new(const char *path, enum trace_compression comp
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->fd = -1;
 	w->comp = comp;
 	w->block_records = block_records;
 	w->off = sizeof(struct trace_dlt_header);
-	w->path = strdup(path);
 	w->buf = malloc(block_records * sizeof(*w->buf));
-	if (!w->path || !w->buf || asprintf(&w->tmp_path, "%s.tmp.XXXXXX", path) < 0) {
-		w->tmp_path = NULL;
+	if (!w->buf)
 		goto cleanup;
-	}
 	w->enc = block_encoder__new(comp, level);
 	if (!w->enc) {
 		err = -errno;
 		goto cleanup;
 	}
-	w->fd = mkostemp(w->tmp_path, O_CLOEXEC);
-	if (w->fd < 0) {
-		err = -errno;
-		free(w->tmp_path);
-		w->tmp_path = NULL;
+	err = output_file__open(&w->out, path, NULL, why, sizeof(why));
+	if (err)
 		goto cleanup;
-	}
-	/* mkstemp makes it private; a trace is as readable as any file we write. */
-	if (fchmod(w->fd, 0644)) {
-		err = -errno;
-		goto cleanup;
-	}
+	w->fd = output_file__fd(w->out);
 	return w;
 
 cleanup:
@@ -83,14 +71,9 @@ void dlt_writer__free(struct dlt_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->tmp_path && !w->finished)
-		unlink(w->tmp_path);
+	output_file__free(w->out);
 	block_encoder__free(w->enc);
 	free(w->buf);
-	free(w->path);
-	free(w->tmp_path);
 	free(w);
 }
 
@@ -164,17 +147,7 @@ int dlt_writer__finish(struct dlt_writer *w, struct trace_meta *meta)
 	if (err)
 		goto cleanup;
 	w->off += meta_len;
-	if (close(w->fd)) {
-		w->fd = -1;
-		err = -errno;
-		goto cleanup;
-	}
-	w->fd = -1;
-	if (rename(w->tmp_path, w->path)) {
-		err = -errno;
-		goto cleanup;
-	}
-	w->finished = true;
+	err = output_file__commit(w->out);
 cleanup:
 	free(text);
 	return err;

@@ -16,7 +16,9 @@ struct dlt_writer;
 /*
  * Starts writing path. The data goes to a temporary file beside it,
  * renamed over path by dlt_writer__finish, so path never holds half a
- * trace. level and block_records: 0 for the defaults. NULL with errno set.
+ * trace (output_file.h: only a regular file is replaced, EEXIST
+ * otherwise). level and block_records: 0 for the defaults. NULL with
+ * errno set.
  */
 struct dlt_writer *dlt_writer__new(const char *path, enum trace_compression comp, int level,
 				   __u32 block_records);

@@ -40,18 +40,20 @@ static int open_dir(struct trace_input *in, const char *path, char *err, size_t 
 		goto cleanup;
 	}
 	for (__u32 c = 0; c < in->meta->nr_cpus; c++) {
+		const struct trace_cpu_counts *cpu = &in->meta->cpus[c];
 		struct shard_reader *r;
 
 		snprintf(name, sizeof(name), "cpu%u.shard", c);
 		ret = shard_reader__open(&r, dirfd, name);
 		if (ret == -ENOENT) {
-			struct trace_damage d = { .reason = TRACE_DMG_MISSING };
+			struct trace_damage d = { .records = cpu->records, .reason = TRACE_DMG_MISSING };
 
 			ret = trace_merge__add_damage(in->merge, name, &d);
 		} else if (ret) {
 			snprintf(err, err_sz, "cannot read %s/%s: %s", path, name, strerror(-ret));
 			goto cleanup;
 		} else {
+			shard_reader__expect(r, in->meta->recording_id, cpu->blocks, cpu->records);
 			ret = trace_merge__add_source(in->merge, r, name);
 		}
 		if (ret) {

@@ -181,6 +181,7 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 
 	if (!d)
 		return NULL;
+	d->recording_id = m->recording_id;
 	d->mono_start_ns = m->mono_start_ns;
 	d->realtime_offset_ns = m->realtime_offset_ns;
 	d->last_flush_ns = m->last_flush_ns;
@@ -324,6 +325,8 @@ static void cpus_json(const struct trace_meta *m, struct json_object *root, int 
 		put_u64(o, "cpu", i, err);
 		put_u64(o, "ringbuf_drops", m->cpus[i].ringbuf_drops, err);
 		put_u64(o, "write_lost", m->cpus[i].write_lost, err);
+		put_u64(o, "blocks", m->cpus[i].blocks, err);
+		put_u64(o, "records", m->cpus[i].records, err);
 	}
 }
 
@@ -379,7 +382,7 @@ char *trace_meta__to_json(const struct trace_meta *m, size_t *len)
 {
 	struct json_object *root = json_object_new_object();
 	const char *s;
-	char *out = NULL;
+	char *out = NULL, id[24];
 	size_t n;
 	int err = 0;
 
@@ -387,6 +390,9 @@ char *trace_meta__to_json(const struct trace_meta *m, size_t *len)
 		return NULL;
 	put_u64(root, "format_version", m->version, &err);
 	put_u64(root, "record_size", TRACE_RECORD_SIZE, &err);
+	/* A string: JSON readers lose precision on integers past 2^53. */
+	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)m->recording_id);
+	put(root, "recording_id", json_object_new_string(id), &err);
 	misc_json(m, root, &err);
 	funcs_json(m, root, &err);
 	procs_json(m, root, &err);
@@ -476,6 +482,19 @@ static void nomem(struct parse *p, int err)
 {
 	if (err)
 		fail(p, "out of memory");
+}
+
+static void parse_recording_id(struct parse *p, struct json_object *root, struct trace_meta *m)
+{
+	const char *s = get_str(p, root, "the metadata", "recording_id");
+	char *end;
+
+	if (!s)
+		return;
+	errno = 0;
+	m->recording_id = strtoull(s, &end, 16);
+	if (strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16 || errno || *end)
+		fail(p, "\"recording_id\" is not 16 hex digits");
 }
 
 static void parse_clock(struct parse *p, struct json_object *root, struct trace_meta *m)
@@ -636,6 +655,8 @@ static void parse_cpus(struct parse *p, struct json_object *root, struct trace_m
 			fail(p, "%s is out of order", ctx);
 		m->cpus[i].ringbuf_drops = get_u64(p, o, ctx, "ringbuf_drops", true);
 		m->cpus[i].write_lost = get_u64(p, o, ctx, "write_lost", false);
+		m->cpus[i].blocks = get_u64(p, o, ctx, "blocks", true);
+		m->cpus[i].records = get_u64(p, o, ctx, "records", true);
 	}
 }
 
@@ -677,6 +698,7 @@ static void parse_root(struct parse *p, struct json_object *root, struct trace_m
 	v = get_u64(p, root, "the metadata", "record_size", true);
 	if (!p->failed && v != TRACE_RECORD_SIZE)
 		fail(p, "record size %" PRIu64 ", expected %d", (uint64_t)v, TRACE_RECORD_SIZE);
+	parse_recording_id(p, root, m);
 	parse_clock(p, root, m);
 	parse_writer(p, root, m);
 	parse_attach(p, root, m);
@@ -735,32 +757,84 @@ cleanup:
 	return ret;
 }
 
+/*
+ * Each metadata file is written to at least this size, padded with
+ * spaces (JSON allows trailing whitespace), and twice what its text needs:
+ * rewriting it then fills blocks the file already owns, so the final
+ * losses still reach the disk once the shards have filled it.
+ */
+#define META_MIN_BYTES	(64u << 10)
+
+static size_t meta_capacity(size_t len, __u64 have)
+{
+	size_t cap;
+
+	if (have >= len)
+		return (size_t)have;	/* never shrunk: that would give the room away */
+	cap = 2 * len > META_MIN_BYTES ? 2 * len : META_MIN_BYTES;
+	cap = (cap + 4095) & ~(size_t)4095;
+	return cap > TRACE_META_MAX_BYTES ? (len > TRACE_META_MAX_BYTES ? len : TRACE_META_MAX_BYTES) : cap;
+}
+
+/*
+ * The new text into the spare file, then the spare and meta.json change
+ * places in one step (RENAME_EXCHANGE, Linux 3.15, commit da1ce0670c14):
+ * a reader, or a crash, sees the old or the new metadata, never half of
+ * one, and the old one's blocks stay ours as the next spare. Where the
+ * filesystem cannot exchange, or there is no meta.json yet, a rename.
+ */
+static int swap_in(int dirfd)
+{
+	if (!renameat2(dirfd, META_TMP_FILE, dirfd, TRACE_META_FILE, RENAME_EXCHANGE))
+		return 0;
+	if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	return renameat(dirfd, META_TMP_FILE, dirfd, TRACE_META_FILE) ? -errno : 0;
+}
+
 int trace_meta__write(const struct trace_meta *m, int dirfd)
 {
-	size_t len;
-	char *text = trace_meta__to_json(m, &len);
+	size_t len, cap;
+	char *text = trace_meta__to_json(m, &len), *buf = NULL;
+	struct stat st;
 	int fd, err;
 
 	if (!text)
 		return -ENOMEM;
-	fd = openat(dirfd, META_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Never through a link planted in the directory. */
+	fd = openat(dirfd, META_TMP_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	err = write_full(fd, text, len);
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	cap = meta_capacity(len, (__u64)st.st_size);
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(buf, text, len);
+	memset(buf + len, ' ', cap - len);
+	buf[cap - 1] = '\n';
+	/* No fsync: the page cache outlives the process, which is the failure we guard. */
+	err = pwrite_full(fd, buf, cap, 0);
 	if (close(fd) && !err)
 		err = -errno;
-	/*
-	 * rename() replaces the old file in one step: a reader, or a crash,
-	 * sees the old or the new metadata, never half of one. No fsync: the
-	 * page cache outlives the process, which is the failure we guard.
-	 */
-	if (!err && renameat(dirfd, META_TMP_FILE, dirfd, TRACE_META_FILE))
-		err = -errno;
-	if (err)
-		unlinkat(dirfd, META_TMP_FILE, 0);
+	fd = -1;
+	if (!err)
+		err = swap_in(dirfd);
 cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	free(text);
 	return err;
 }

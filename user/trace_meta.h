@@ -31,6 +31,9 @@ struct trace_proc {
 struct trace_cpu_counts {
 	__u64 ringbuf_drops;		/* records the kernel lost to a full ringbuf */
 	__u64 write_lost;		/* records lost because their block could not be written */
+	/* What the shard held at the last metadata write: a reader finding less reports the gap. */
+	__u64 blocks;
+	__u64 records;
 };
 
 struct trace_meta_merge {
@@ -42,6 +45,7 @@ struct trace_meta_merge {
 
 struct trace_meta {
 	__u32 version;			/* TRACE_FORMAT_VERSION */
+	__u64 recording_id;		/* as in every shard header of the recording */
 	__u64 mono_start_ns;		/* CLOCK_MONOTONIC at start */
 	__s64 realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 	__u64 last_flush_ns;		/* CLOCK_MONOTONIC of the last flush; 0: none yet */

@@ -51,29 +51,44 @@ int trace_cmd_read(int argc, char **argv, const char *cmd, const char *flag, con
 	return ret;
 }
 
+/* Damage said of a shard as a whole, or of its end: no bytes to point at. */
+static bool whole_shard(enum trace_damage_reason why)
+{
+	return why == TRACE_DMG_MISSING || why == TRACE_DMG_FOREIGN || why == TRACE_DMG_SHORT;
+}
+
 void trace_report_damage(const struct trace_input *in, bool per_place)
 {
 	const struct trace_merge *m = trace_input__merge(in);
-	size_t n = trace_merge__nr_damage(m);
+	size_t n = trace_merge__nr_damage(m), shown = 0, hidden = 0;
 	struct trace_losses l;
 	char line[512], recs[32];
 
-	for (size_t i = 0; per_place && i < n && i < DAMAGE_LINES_MAX; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct merge_damage *d = trace_merge__damage(m, i);
+		/* Another recording's shard mixed in is named by every command, not summed up. */
+		bool foreign = d->d.reason == TRACE_DMG_FOREIGN;
 
-		if (d->d.reason == TRACE_DMG_MISSING) {
-			errmsg("%s: %s", d->source, trace_damage_reason_str(d->d.reason));
+		if (!per_place && !foreign)
+			continue;
+		if (shown >= DAMAGE_LINES_MAX && !foreign) {
+			hidden++;
 			continue;
 		}
+		shown++;
 		recs[0] = 0;
 		if (d->d.records)
-			snprintf(recs, sizeof(recs), ", %u records", d->d.records);
-		errmsg("%s: skipped %" PRIu64 " bytes at offset %" PRIu64 " (%s%s)", d->source,
-			     (uint64_t)d->d.bytes, (uint64_t)d->d.offset,
-			     trace_damage_reason_str(d->d.reason), recs);
+			snprintf(recs, sizeof(recs), "%" PRIu64 " records", (uint64_t)d->d.records);
+		if (whole_shard(d->d.reason))
+			errmsg("%s: %s%s%s%s", d->source, trace_damage_reason_str(d->d.reason),
+			       recs[0] ? " (" : "", recs, recs[0] ? " lost)" : "");
+		else
+			errmsg("%s: skipped %" PRIu64 " bytes at offset %" PRIu64 " (%s%s%s)", d->source,
+			       (uint64_t)d->d.bytes, (uint64_t)d->d.offset,
+			       trace_damage_reason_str(d->d.reason), recs[0] ? ", " : "", recs);
 	}
-	if (per_place && n > DAMAGE_LINES_MAX)
-		errmsg("... and %zu more damaged places", n - DAMAGE_LINES_MAX);
+	if (hidden)
+		errmsg("... and %zu more damaged places", hidden);
 	trace_input__losses(in, &l);
 	if (trace_losses_describe(&l, line, sizeof(line)))
 		errmsg("%s", line);

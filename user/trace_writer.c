@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "shard_writer.h"
@@ -88,6 +89,16 @@ static int open_dir(const char *dir, bool overwrite)
 	return fd;
 }
 
+/* Tells this recording's shards from another's: random, so two recorders never agree by chance. */
+static __u64 new_recording_id(void)
+{
+	__u64 id;
+
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id = clock_ns(CLOCK_REALTIME) ^ ((__u64)getpid() << 32) ^ clock_ns(CLOCK_MONOTONIC);
+	return id;
+}
+
 static int init_meta(struct trace_writer *w, const struct trace_writer_opts *o,
 		     const struct shard_writer_opts *so)
 {
@@ -96,6 +107,7 @@ static int init_meta(struct trace_writer *w, const struct trace_writer_opts *o,
 	if (!m)
 		return -ENOMEM;
 	w->meta = m;
+	m->recording_id = so->recording_id;
 	m->mono_start_ns = so->mono_start_ns;
 	m->realtime_offset_ns = so->realtime_offset_ns;
 	m->compression = so->compression;
@@ -117,6 +129,7 @@ static void shard_opts(const struct trace_writer_opts *o, struct shard_writer_op
 	if (so->block_records > TRACE_BLOCK_MAX_RECORDS)
 		so->block_records = TRACE_BLOCK_MAX_RECORDS;
 	so->max_held = o->max_held ? o->max_held : TRACE_MAX_HELD_DEFAULT;
+	so->recording_id = new_recording_id();
 	so->reorder_window_ns = o->reorder_window_ns ? o->reorder_window_ns
 						     : TRACE_REORDER_WINDOW_NS_DEFAULT;
 	if (o->mono_start_ns) {
@@ -202,19 +215,22 @@ struct trace_meta *trace_writer__meta(struct trace_writer *w)
 	return w->meta;
 }
 
-static void update_losses(struct trace_writer *w)
+/* Losses, and what each shard holds: a reader compares the shard with these. */
+static void update_counts(struct trace_writer *w)
 {
 	struct shard_writer_stats st;
 
 	for (__u32 c = 0; c < w->nr_cpus; c++) {
 		shard_writer__stats(w->shards[c], &st);
 		w->meta->cpus[c].write_lost = st.records_lost;
+		w->meta->cpus[c].blocks = st.blocks;
+		w->meta->cpus[c].records = st.records_written;
 	}
 }
 
 int trace_writer__write_meta(struct trace_writer *w)
 {
-	update_losses(w);
+	update_counts(w);
 	return trace_meta__write(w->meta, w->dirfd);
 }
 

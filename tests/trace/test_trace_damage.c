@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Recovery: a shard cut at any length, or with any one bit flipped, gives
- * back every intact block before the damage and reports the rest; empty
- * and header-only shards are valid and empty; hostile lengths are refused.
+ * Recovery: a shard cut at any length (a block boundary and zero
+ * included), or with any one bit flipped, gives back every intact block
+ * before the damage and reports the rest, with the records the metadata
+ * says are gone; empty and header-only shards are valid and empty when the
+ * metadata counted nothing in them; hostile lengths are refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,17 +143,14 @@ static void test_truncated(void **state)
 	struct fixture *f = *state;
 	uint64_t s = 5;
 
-	/* Every block boundary and a spread of lengths inside headers and payloads. */
+	/* A spread of lengths inside headers and payloads: every cut is one damaged place. */
 	for (int k = 0; k < 120; k++) {
 		uint64_t len = k < 60 ? rnd(&s) % f->orig_len : f->orig_len - (uint64_t)k * 7;
-		bool at_boundary = len == sizeof(struct trace_shard_header);
 		size_t want;
 
-		for (size_t i = 0; i < f->nr_blocks; i++)
-			at_boundary |= f->end[i] == len;
 		write_file(f->shard, f->orig, len);
 		want = len < sizeof(struct trace_shard_header) ? 0 : records_before_offset(f, len);
-		expect_prefix(f, want, len == 0 || at_boundary ? 0 : 1);
+		expect_prefix(f, want, 1);
 	}
 	write_file(f->shard, f->orig, f->orig_len);
 }
@@ -170,10 +169,8 @@ static void test_bitflips(void **state)
 		buf[pos] ^= (unsigned char)(1u << (rnd(&s) % 8));
 		write_file(f->shard, buf, f->orig_len);
 		if (pos < sizeof(struct trace_shard_header)) {
-			/* The shard header: the whole shard is skipped. Reserved bytes are not checked. */
-			if (pos >= offsetof(struct trace_shard_header, reserved))
-				want = NR_CALLS;
-			expect_prefix(f, want, want ? 0 : 1);
+			/* The shard header, all of it under its CRC: the whole shard is skipped. */
+			expect_prefix(f, want, 1);
 			continue;
 		}
 		while (pos >= f->end[blk])
@@ -204,15 +201,75 @@ static void test_bitflips(void **state)
 	free(buf);
 }
 
-static void test_empty_and_header_only(void **state)
+/* The one damaged place of the trace: its reason, and the records known lost. */
+static void expect_damage(struct fixture *f, enum trace_damage_reason why, uint64_t records)
+{
+	const struct merge_damage *d;
+	const struct call_record *r;
+	struct trace_input *in;
+	struct trace_losses l;
+	char err[256], line[512];
+
+	assert_int_equal(trace_input__open(&in, f->dir, err, sizeof(err)), 0);
+	/* The recording ended cleanly: that must not hide the gap. */
+	assert_true(trace_input__meta(in)->ended_cleanly);
+	while (trace_input__next(in, &r) > 0)
+		;
+	assert_int_equal(trace_merge__nr_damage(trace_input__merge(in)), 1);
+	d = trace_merge__damage(trace_input__merge(in), 0);
+	assert_string_equal(d->source, "cpu0.shard");
+	assert_int_equal(d->d.reason, why);
+	assert_int_equal(d->d.records, records);
+	trace_input__losses(in, &l);
+	assert_true(trace_losses_describe(&l, line, sizeof(line)));
+	assert_non_null(strstr(line, "1 damaged part skipped"));
+	trace_input__free(in);
+}
+
+/* Cut exactly after a block: nothing in the file looks wrong, the metadata's counts tell. */
+static void test_cut_at_block_boundary(void **state)
 {
 	struct fixture *f = *state;
 
-	write_file(f->shard, f->orig, 0);
-	expect_prefix(f, 0, 0);
+	for (size_t i = 0; i + 1 < f->nr_blocks; i++) {
+		write_file(f->shard, f->orig, f->end[i]);
+		expect_prefix(f, f->before[i] + f->nrec[i], 1);
+		expect_damage(f, TRACE_DMG_SHORT, NR_CALLS - f->before[i] - f->nrec[i]);
+	}
+	/* The header alone, and no file content at all: every record is missing. */
 	write_file(f->shard, f->orig, sizeof(struct trace_shard_header));
-	expect_prefix(f, 0, 0);
+	expect_prefix(f, 0, 1);
+	expect_damage(f, TRACE_DMG_SHORT, NR_CALLS);
+	write_file(f->shard, f->orig, 0);
+	expect_prefix(f, 0, 1);
+	expect_damage(f, TRACE_DMG_SHORT, NR_CALLS);
+	/* Cut inside a block: the cut is the damage, the records lost are the metadata's. */
+	write_file(f->shard, f->orig, f->end[3] - 1);
+	expect_damage(f, TRACE_DMG_TRUNCATED, NR_CALLS - f->before[3]);
 	write_file(f->shard, f->orig, f->orig_len);
+}
+
+/* Empty and header-only shards are valid where the metadata counted no block in them. */
+static void test_empty_and_header_only(void **state)
+{
+	struct trace_writer_opts o = { .nr_cpus = 1 };
+	struct call_record *out;
+	char *dir = make_tmpdir(), shard[512];
+	size_t n, dmg;
+
+	(void)state;
+	assert_int_equal(feed_trace(dir, &o, NULL, 0, 1, 1, 0), 0);
+	snprintf(shard, sizeof(shard), "%s/cpu0.shard", dir);
+	assert_int_equal(file_size(shard), sizeof(struct trace_shard_header));
+	out = read_trace(dir, &n, &dmg);
+	assert_int_equal(n + dmg, 0);
+	free(out);
+	assert_int_equal(truncate(shard, 0), 0);
+	out = read_trace(dir, &n, &dmg);
+	assert_int_equal(n + dmg, 0);
+	free(out);
+	remove_tree(dir);
+	free(dir);
 }
 
 /* Rewrites block blk's header through fn, with a valid header CRC: only the lengths lie. */
@@ -265,7 +322,8 @@ static void test_hostile_lengths(void **state)
 	expect_prefix(f, f->before[last], 1);
 	/* Sound headers over payloads that do not match them: that block only. */
 	forge_header(f, last, lying_raw_len);
-	expect_prefix(f, f->before[last], 1);
+	/* Its header also counts a record less than the metadata does: a second place says so. */
+	expect_prefix(f, f->before[last], 2);
 	forge_header(f, last, lying_last_ts);
 	expect_prefix(f, f->before[last], 1);
 	write_file(f->shard, f->orig, f->orig_len);
@@ -319,7 +377,7 @@ static void test_garbage(void **state)
 		if (k & 1 && len >= sizeof(struct trace_shard_header))
 			memcpy(buf, f->orig, sizeof(struct trace_shard_header));
 		write_file(f->shard, buf, len);
-		expect_prefix(f, 0, !len || (k & 1 && len == sizeof(struct trace_shard_header)) ? 0 : 1);
+		expect_prefix(f, 0, 1);
 	}
 	write_file(f->shard, f->orig, f->orig_len);
 }
@@ -331,6 +389,7 @@ static void test_missing_shard(void **state)
 
 	assert_int_equal(unlink(f->shard), 0);
 	expect_prefix(f, 0, 1);
+	expect_damage(f, TRACE_DMG_MISSING, NR_CALLS);
 	write_file(f->shard, f->orig, f->orig_len);
 }
 
@@ -340,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_pristine),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_bitflips),
+		cmocka_unit_test(test_cut_at_block_boundary),
 		cmocka_unit_test(test_empty_and_header_only),
 		cmocka_unit_test(test_hostile_lengths),
 		cmocka_unit_test(test_damage_report),

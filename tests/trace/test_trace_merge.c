@@ -136,10 +136,10 @@ static void test_merge_open_blocks_bounded(void **state)
 
 /* Writes raw blocks (no writer rules) to a shard: what a hostile or buggy file holds. */
 static void write_blocks(const char *path, const struct call_record *recs, const uint32_t *sizes,
-			 size_t nr_blocks, uint16_t flags)
+			 size_t nr_blocks, uint16_t flags, uint64_t recording_id)
 {
 	struct trace_shard_header h = { .version = TRACE_FORMAT_VERSION, .header_size = sizeof(h),
-					.record_size = TRACE_RECORD_SIZE };
+					.record_size = TRACE_RECORD_SIZE, .recording_id = recording_id };
 	struct block_encoder *e = block_encoder__new(TRACE_COMP_ZLIB, 1);
 	FILE *f = fopen(path, "w");
 	const void *buf;
@@ -165,6 +165,7 @@ static void test_merge_blocks_out_of_order(void **state)
 	char *dir = make_tmpdir(), path[512];
 	struct trace_writer_opts o = { .nr_cpus = 2 };
 	struct trace_writer *w;
+	uint64_t id;
 	size_t n, dmg;
 
 	(void)state;
@@ -172,13 +173,14 @@ static void test_merge_blocks_out_of_order(void **state)
 	w = trace_writer__new(dir, &o);
 	assert_non_null(w);
 	assert_int_equal(trace_writer__close(w), 0);
+	id = trace_writer__meta(w)->recording_id;
 	trace_writer__free(w);
 	memset(recs, 0, sizeof(recs));
 	for (int b = 0; b < 3; b++)
 		for (int i = 0; i < 100; i++)
 			recs[b * 100 + i].ts_ns = (uint64_t)(3 - b) * 1000 + (uint64_t)i * 3;
 	snprintf(path, sizeof(path), "%s/cpu1.shard", dir);
-	write_blocks(path, recs, sizes, 3, 0);
+	write_blocks(path, recs, sizes, 3, 0, id);
 	out = read_trace(dir, &n, &dmg);
 	assert_int_equal(n, 300);
 	assert_int_equal(dmg, 0);
@@ -208,7 +210,7 @@ static void test_merge_budget(void **state)
 		for (int i = 0; i < 100; i++)
 			recs[b * 100 + i].ts_ns = (uint64_t)i;
 	snprintf(path, sizeof(path), "%s/x.shard", dir);
-	write_blocks(path, recs, sizes, 4, TRACE_BLOCK_F_LATE);
+	write_blocks(path, recs, sizes, 4, TRACE_BLOCK_F_LATE, 0);
 	m = trace_merge__new(2 * 100 * sizeof(struct call_record));
 	assert_int_equal(shard_reader__open(&sr, dfd, "x.shard"), 0);
 	assert_int_equal(trace_merge__add_source(m, sr, "x.shard"), 0);

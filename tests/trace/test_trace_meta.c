@@ -42,6 +42,9 @@ static struct trace_meta *sample(void)
 	assert_int_equal(trace_meta__set_nr_cpus(m, 3), 0);
 	m->cpus[1].ringbuf_drops = 5;
 	m->cpus[2].write_lost = 6;
+	m->cpus[2].blocks = 7;
+	m->cpus[2].records = 700;
+	m->recording_id = 0xfedcba9876543210ull;
 	assert_int_equal(trace_meta__set_attach(m, "multi", 6.5, 2), 0);
 	return m;
 }
@@ -65,6 +68,10 @@ static void test_roundtrip(void **state)
 	assert_int_equal(p->realtime_offset_ns, -42);
 	assert_int_equal(trace_meta__drops(p), 5);
 	assert_int_equal(trace_meta__write_lost(p), 6);
+	assert_int_equal(p->cpus[2].blocks, 7);
+	assert_int_equal(p->cpus[2].records, 700);
+	assert_true(p->recording_id == 0xfedcba9876543210ull);
+	assert_non_null(strstr(a, "\"recording_id\": \"fedcba9876543210\""));
 	assert_string_equal(p->funcs[1].lib, "/lib/a \"quoted\" path/lib.so");
 	assert_string_equal(p->funcs[1].build_id, "");
 	assert_false(p->merged);
@@ -127,8 +134,12 @@ static int parse_edited(const char *from, const char *to, char *err, size_t err_
 static void test_corrupt(void **state)
 {
 	static const struct { const char *from, *to, *why; } cases[] = {
-		{ "\"format_version\": 1", "\"format_version\": 2", "format version 2" },
-		{ "\"format_version\": 1", "\"format_version\": \"1\"", "not int" },
+		{ "\"format_version\": 2", "\"format_version\": 1", "format version 1" },
+		{ "\"format_version\": 2", "\"format_version\": \"2\"", "not int" },
+		{ "\"recording_id\": \"", "\"recording_id\": \"x", "16 hex digits" },
+		{ "\"recording_id\"", "\"recording\"", "no \"recording_id\"" },
+		{ "\"blocks\"", "\"block\"", "no \"blocks\"" },
+		{ "\"records\": 0", "\"records\": -1", "negative" },
 		{ "\"record_size\": 96", "\"record_size\": 64", "record size 64" },
 		{ "\"clock\"", "\"clocks\"", "no \"clock\"" },
 		{ "\"monotonic_start_ns\": 123456789012", "\"monotonic_start_ns\": -1", "negative" },
@@ -184,10 +195,23 @@ static void test_file(void **state)
 	assert_int_equal(trace_meta__load(&p, dfd, err, sizeof(err)), 0);
 	assert_int_equal(p->nr_funcs, 2);
 	trace_meta__free(p);
-	/* No temporary file is left behind. */
+	/* The first write renames its file into place: nothing else is there yet. */
 	snprintf(path, sizeof(path), "%s/meta.json.tmp", dir);
 	assert_int_equal(file_size(path), -1);
+	/*
+	 * Later writes exchange meta.json with the spare: both stay, padded to
+	 * room the metadata can grow into without asking the disk for more.
+	 */
+	for (int i = 0; i < 3; i++) {
+		m->cpus[0].records = 1000 + (uint64_t)i;
+		assert_int_equal(trace_meta__write(m, dfd), 0);
+		assert_int_equal(trace_meta__load(&p, dfd, err, sizeof(err)), 0);
+		assert_int_equal(p->cpus[0].records, 1000 + i);
+		trace_meta__free(p);
+		assert_int_equal(file_size(path), 64 << 10);
+	}
 	snprintf(path, sizeof(path), "%s/meta.json", dir);
+	assert_int_equal(file_size(path), 64 << 10);
 	f = fopen(path, "w");
 	fputs("{ \"format_version\": 1 ", f);
 	fclose(f);

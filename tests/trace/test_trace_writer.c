@@ -190,12 +190,100 @@ static void test_write_error(void **state)
 	free(dir);
 }
 
+/* Two recordings of two CPUs each, the same calls: b's cpu1.shard moved into a. */
+static void test_foreign_shard(void **state)
+{
+	struct gen_opts g = { .nr_cpus = 2, .nr_calls = 4000, .seed = 9, .max_gap_ns = 1000,
+			      .max_dur_ns = 100, .nr_funcs = 3 };
+	struct trace_writer_opts o = { .nr_cpus = 2 };
+	struct call_record *recs = gen_calls(&g), *out;
+	char *dir = make_tmpdir(), a[512], b[512], cmd[1200];
+	const struct merge_damage *d;
+	const struct call_record *r;
+	struct trace_input *in;
+	size_t n, dmg, on_cpu0 = 0;
+
+	(void)state;
+	snprintf(a, sizeof(a), "%s/a.d", dir);
+	snprintf(b, sizeof(b), "%s/b.d", dir);
+	assert_int_equal(feed_trace(a, &o, recs, g.nr_calls, 1000000, 3, 0), 0);
+	assert_int_equal(feed_trace(b, &o, recs, g.nr_calls, 1000000, 3, 0), 0);
+	for (size_t i = 0; i < g.nr_calls; i++)
+		on_cpu0 += recs[i].cpu == 0;
+	snprintf(cmd, sizeof(cmd), "cp '%s/cpu1.shard' '%s/cpu1.shard'", b, a);
+	assert_int_equal(system(cmd), 0);
+	/* Refused by name, as a whole; the other shard is still read. */
+	out = read_trace(a, &n, &dmg);
+	assert_non_null(out);
+	assert_int_equal(n, on_cpu0);
+	assert_int_equal(dmg, 1);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(out[i].cpu, 0);
+	free(out);
+	assert_int_equal(trace_input__open(&in, a, cmd, sizeof(cmd)), 0);
+	while (trace_input__next(in, &r) > 0)
+		;
+	d = trace_merge__damage(trace_input__merge(in), 0);
+	assert_string_equal(d->source, "cpu1.shard");
+	assert_int_equal(d->d.reason, TRACE_DMG_FOREIGN);
+	assert_int_equal(d->d.records, g.nr_calls - on_cpu0);
+	assert_int_equal(d->d.bytes, file_size(b) > 0 ? d->d.bytes : 0);
+	trace_input__free(in);
+	free(recs);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* Every metadata write says what each shard holds, so a reader can tell a shard that lost blocks. */
+static void test_meta_counts(void **state)
+{
+	struct trace_writer_opts o = { .nr_cpus = 2, .block_size = 10 * sizeof(struct call_record),
+				       .reorder_window_ns = 1 };
+	struct trace_writer_stats st;
+	struct call_record r = { .type = REC_CALL, .ts_ns = 2000, .dur_ns = 10, .cpu = 1 };
+	char *dir = make_tmpdir(), err[256];
+	struct trace_input *in;
+	struct trace_writer *w;
+	const struct trace_meta *m;
+	uint64_t id;
+
+	(void)state;
+	w = trace_writer__new(dir, &o);
+	assert_non_null(w);
+	id = trace_writer__meta(w)->recording_id;
+	for (int i = 0; i < 25; i++, r.ts_ns += 100)
+		assert_int_equal(trace_writer__add(w, &r), 0);
+	assert_int_equal(trace_writer__flush(w, 0, NULL), 0);
+	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
+	m = trace_input__meta(in);
+	assert_true(m->recording_id == id);
+	assert_int_equal(m->cpus[0].blocks, 0);
+	assert_int_equal(m->cpus[0].records, 0);
+	trace_writer__stats(w, &st);
+	assert_true(st.blocks >= 2);
+	assert_int_equal(m->cpus[1].blocks, st.blocks);
+	assert_int_equal(m->cpus[1].records, st.records_written);
+	trace_input__free(in);
+	assert_int_equal(trace_writer__close(w), 0);
+	trace_writer__free(w);
+	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
+	m = trace_input__meta(in);
+	assert_int_equal(m->cpus[1].blocks, 3);
+	assert_int_equal(m->cpus[1].records, 25);
+	assert_int_equal(trace_merge__nr_damage(trace_input__merge(in)), 0);
+	trace_input__free(in);
+	remove_tree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_directory_rules),
 		cmocka_unit_test(test_demux_and_meta),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_foreign_shard),
+		cmocka_unit_test(test_meta_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,6 +110,12 @@ static void test_record_options(void **state)
 	char err[256];
 
 	(void)state;
+	/* -o is the summary file of the live mode, the trace directory of record. */
+	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.output, "t.d");
+	cli_opts_free(&o);
+	live[3] = "--ringbuf-size";
+	live[4] = "4M";
 	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "belongs to 'dlprof-bpf record'"));
 	cli_opts_free(&o);
