@@ -238,7 +238,11 @@ static int print_report(struct live *l, bool final)
 	l->info.orphan_returns = diag.orphan_returns;
 	l->info.incomplete = diag.stats_alloc_failed + diag.storage_failed;
 	if (final) {
+		uint64_t untimed = report_untimed_calls(l->rows, l->table.nr_funcs);
 		struct rusage ru;
+
+		/* What the kernel could not time is counted apart; the rest had not returned yet. */
+		l->info.in_flight = untimed > l->info.incomplete ? untimed - l->info.incomplete : 0;
 
 		kernel_probe_runtime(l->skel, &l->info.probe_run_ns, &l->info.probe_runs);
 		if (!getrusage(RUSAGE_SELF, &ru))

@@ -19,6 +19,16 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(x->func, y->func);
 }
 
+uint64_t report_untimed_calls(const struct report_row *rows, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i].entry_only && rows[i].s.calls > rows[i].s.returns + rows[i].s.unmatched)
+			sum += rows[i].s.calls - rows[i].s.returns - rows[i].s.unmatched;
+	return sum;
+}
+
 void report_sort(struct report_row *rows, size_t n)
 {
 	qsort(rows, n, sizeof(*rows), row_cmp);
@@ -160,6 +170,9 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		fprintf(out, "; %" PRIu64 " records dropped", info->drops);
 	if (info->incomplete)
 		fprintf(out, "; %" PRIu64 " calls counted but not timed (kernel memory)", info->incomplete);
+	if (info->in_flight)
+		fprintf(out, "; %" PRIu64 " calls still running when the probes were removed (counted, not timed)",
+			info->in_flight);
 	fputc('\n', out);
 }
 
@@ -245,6 +258,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "drops", info->drops);
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);
+	err |= add_u64(doc, "in_flight_calls", info->in_flight);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
 	err |= add_events(doc, info);
 	for (size_t i = 0; i < n && !err; i++) {

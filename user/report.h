@@ -34,9 +34,12 @@ struct report_info {
 	uint64_t drops;			/* records lost (trace mode); aggregates stay exact */
 	uint64_t orphan_returns;
 	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
+	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
 	double elapsed_s;
 };
 
+/* Calls neither timed nor unmatched, of the functions that have a return probe. */
+uint64_t report_untimed_calls(const struct report_row *rows, size_t n);
 /* Sort rows by total time, largest first (ties: calls, then name). */
 void report_sort(struct report_row *rows, size_t n);
 /* Writes a duration with a unit people read: 950ns, 12.3us, 4.56ms, 1.20s. */

@@ -235,5 +235,25 @@ def test_record_full_disk_meta():
             subprocess.run(["umount", mnt])
 
 
+def test_record_end_loses_nothing():
+    """A profile that ends while the command still calls: every counted call is a
+    record, a drop, or said to have been in flight when the probes went."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "trace.d")
+        args = [DLPROF, "record", "-o", out, "--json", "--lib", LIB, "--func", "dlt_add", "-d", "1"]
+        if ATTACH:
+            args += ["--attach", ATTACH]
+        p = subprocess.run(args + ["--", DRIVER, "threads", "2", "20000000"], capture_output=True,
+                           text=True, timeout=240)
+        check(p.stdout.strip(), f"no summary: rc {p.returncode} {p.stderr}")
+        doc = json.loads(p.stdout)
+        calls = calls_of(doc, "dlt_add")
+        check(0 < calls < 40000000, f"the command must still be calling when the profile ends: {calls}")
+        _, rows, _ = dump_csv(out)
+        records = sum(1 for r in rows if r["func"] == "dlt_add")
+        check(calls == records + doc["drops"] + doc["in_flight_calls"],
+              f"calls {calls} != records {records} + drops {doc['drops']} + in flight {doc['in_flight_calls']}")
+
+
 if __name__ == "__main__":
     sys.exit(itest.run(globals()))
