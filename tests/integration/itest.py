@@ -99,9 +99,9 @@ def start_profiler_on(pid, libs, extra=()):
     return prof
 
 
-def stop_profiler(prof):
+def stop_profiler(prof, timeout=60):
     prof.send_signal(signal.SIGINT)
-    out, err = prof.communicate(timeout=60)
+    out, err = prof.communicate(timeout=timeout)
     check(prof.returncode == 0,
           f"profiler exit {prof.returncode}: {err}")
     return json.loads(out)
