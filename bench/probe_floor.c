@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		errmsg("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = probe_table__build(&table, &opts, 0, msg, sizeof(msg));
+	err = probe_table__build(&table, &opts, 0, 0, msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		goto cleanup;

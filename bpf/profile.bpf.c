@@ -29,6 +29,12 @@ const volatile __u32 nr_events = 0;
 const volatile __u32 emit_records = 0;
 /* Wake the consumer only past this much unread data; it also drains on a timer. */
 const volatile __u64 wakeup_bytes = 0;
+/*
+ * The unwinder probes may write return addresses back (bpf_probe_write_user:
+ * CAP_SYS_ADMIN and no lockdown). When 0 the verifier prunes every write,
+ * so the programs load without that right.
+ */
+const volatile __u32 unwind_fix = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -97,10 +103,17 @@ struct thread_calls {
 	 */
 	__u32 gen;
 	__u32 active;		/* a call is in flight: sched_switch maintains clock and counters */
-	__u32 pad;
+	__u32 unwinding;	/* enum thread_unwind: the unwinder put the original return addresses back */
+	__u64 unwind_sp;	/* user %sp at the unwinder's entry: deeper events belong to the unwinder */
 	struct vcounter clock;
 	struct vcounter ctr[DLPROF_MAX_EVENTS];
 	struct frame frames[DLPROF_MAX_DEPTH];
+};
+
+enum thread_unwind {
+	UNWIND_NONE,
+	UNWIND_EXCEPTION,	/* frames below the catch are gone: counted unwound */
+	UNWIND_WALK,		/* a backtrace: frames are all alive, their return probes off until re-armed */
 };
 
 struct {
@@ -322,13 +335,19 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline void count_unmatched(const struct frame *f, __u32 depth)
+/*
+ * A frame that can no longer return: left by longjmp, too deep, or still
+ * open at thread exit (unmatched); or left by an exception or a forced
+ * unwind while the unwinder ran (unwound).
+ */
+static __always_inline void count_lost(const struct thread_calls *tc, const struct frame *f, __u32 depth)
 {
+	bool unwound = tc && tc->unwinding == UNWIND_EXCEPTION;
 	struct func_stats *s = get_stats(f->func_id);
 
 	if (s)
-		__sync_fetch_and_add(&s->unmatched, 1);
-	emit(f, depth, f->flags | CALL_F_UNMATCHED, 0, 0, NULL);
+		__sync_fetch_and_add(unwound ? &s->unwound : &s->unmatched, 1);
+	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
 }
 
 static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
@@ -404,8 +423,85 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
 				return;
 		}
 		tc->depth--;
-		count_unmatched(f, tc->depth);
+		count_lost(tc, f, tc->depth);
 	}
+}
+
+/*
+ * Unwinding through probed frames. A return probe leaves the kernel's
+ * trampoline in the frame's return slot, where a user-space unwinder (C++
+ * exceptions, forced unwinding, backtrace()) finds no unwind information
+ * and stops. When an unwinder starts, every slot the kernel hijacked on
+ * this thread gets its original address back (the kernel's own list of
+ * pending returns holds both); once the thread runs above the unwinder
+ * again (a catch, or any later probe), the slots of the frames still alive
+ * get the trampoline back, so their returns are timed. The kernel drops
+ * the pending returns of frames that are gone by its stack-pointer rule.
+ */
+static __always_inline void restore_return_slots(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 tramp = uretprobe_trampoline();
+
+	for (int i = 0; i < DLPROF_MAX_DEPTH && ri && unwind_fix; i++) {
+		__u64 slot = BPF_CORE_READ(ri, stack), orig = BPF_CORE_READ(ri, orig_ret_vaddr), cur = 0;
+
+		/* A chained instance (tail call) shares its caller's slot, whose original comes later in the list. */
+		if (!BPF_CORE_READ(ri, chained) && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
+		    cur == tramp)
+			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
+/* The trampoline back into the slots of frames above sp that still hold their original. */
+static __always_inline void rearm_return_slots(__u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 tramp = uretprobe_trampoline();
+
+	for (int i = 0; i < DLPROF_MAX_DEPTH && ri && unwind_fix; i++) {
+		__u64 slot = BPF_CORE_READ(ri, stack), orig = BPF_CORE_READ(ri, orig_ret_vaddr), cur = 0;
+
+		/* arch_uretprobe_is_alive(): a frame is alive while its slot is above the stack pointer. */
+		if (slot > sp && orig != tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
+		    cur == orig)
+			bpf_probe_write_user((void *)slot, &tramp, sizeof(tramp));
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
+/* Past the unwinder (sp above its entry): frames below sp are gone, the others armed again. */
+static __always_inline void unwind_done(struct thread_calls *tc, __u64 sp)
+{
+	if (!unwind_fix || !tc->unwinding || sp <= tc->unwind_sp)
+		return;
+	drop_dead_frames(tc, sp, false);
+	rearm_return_slots(sp);
+	tc->unwinding = UNWIND_NONE;
+}
+
+/* An unwinder starts (throw, resume, forced unwind, backtrace) or a handler catches. */
+static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
+{
+	struct thread_calls *tc;
+	__u64 sp = PT_REGS_SP(ctx);
+
+	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
+	if (!unwind_fix || !tc || !tc->depth)
+		return 1;
+	if (cookie & DLPROF_COOKIE_UNWIND_CATCH) {
+		unwind_done(tc, sp);
+		return 1;
+	}
+	restore_return_slots();
+	/* A backtrace taken while an exception unwinds leaves it an exception. */
+	if (tc->unwinding != UNWIND_EXCEPTION)
+		tc->unwinding = cookie & DLPROF_COOKIE_UNWIND_WALK ? UNWIND_WALK : UNWIND_EXCEPTION;
+	tc->unwind_sp = sp;
+	return 1;
 }
 
 /*
@@ -424,6 +520,9 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	struct dlprof_diag *d;
 	struct frame *f;
 	__u64 *calls, sp;
+
+	if (cookie & DLPROF_COOKIE_UNWIND_MASK)
+		return on_unwind_probe(ctx, cookie);
 
 	/*
 	 * Storage is created only for threads of tracked processes, so a
@@ -451,12 +550,13 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 1;
 	}
 	sp = PT_REGS_SP(ctx);
+	unwind_done(tc, sp);
 	drop_dead_frames(tc, sp, true);
 	if (tc->depth >= DLPROF_MAX_DEPTH) {
 		/* The kernel installs no return probe this deep either. */
 		struct frame deep = { .func_id = id, .sp = sp, .t0 = bpf_ktime_get_ns() };
 
-		count_unmatched(&deep, tc->depth);
+		count_lost(NULL, &deep, tc->depth);
 		return 1;
 	}
 	f = frame_at(tc, tc->depth);
@@ -512,8 +612,10 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 		vals[k] -= f->snap[k];
 	}
 	tc->depth--;
-	if (tc->depth == 0)
+	if (tc->depth == 0) {
 		tc->active = 0;
+		tc->unwinding = UNWIND_NONE;
+	}
 	count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
 	return 0;
 orphan:
@@ -579,7 +681,7 @@ int BPF_PROG(dlprof_exit, struct task_struct *task)
 		if (tc->depth == 0)
 			break;
 		tc->depth--;
-		count_unmatched(frame_at(tc, tc->depth), tc->depth);
+		count_lost(tc, frame_at(tc, tc->depth), tc->depth);
 	}
 	return 0;
 }

@@ -37,10 +37,22 @@ enum dlprof_filter {
  * the kernel's trampoline.
  */
 #define DLPROF_COOKIE_ENTRY_ONLY	(1ull << 32)
+/*
+ * Probes of the unwinder, not of a profiled function (docs/live-mode.md,
+ * "Unwinding"): where an unwinder starts walking the stack (the original
+ * return addresses go back into the frames first), and where a C++ handler
+ * catches (the return probes of the frames that survive are put back).
+ */
+#define DLPROF_COOKIE_UNWIND_THROW	(1ull << 33)	/* _Unwind_RaiseException, _Unwind_Resume, ... */
+#define DLPROF_COOKIE_UNWIND_WALK	(1ull << 34)	/* _Unwind_Backtrace: a walk that unwinds nothing */
+#define DLPROF_COOKIE_UNWIND_CATCH	(1ull << 35)	/* __cxa_begin_catch */
+#define DLPROF_COOKIE_UNWIND_MASK	(DLPROF_COOKIE_UNWIND_THROW | DLPROF_COOKIE_UNWIND_WALK | \
+					 DLPROF_COOKIE_UNWIND_CATCH)
 
 /* Per function, shared by the CPUs (atomics). */
 struct func_stats {
 	__u64 unmatched;	/* entries whose return never fired (longjmp, depth) */
+	__u64 unwound;		/* calls left by an exception or a forced unwind */
 	__u64 total_ns;
 	__u64 min_ns;		/* 0 = no call yet */
 	__u64 max_ns;
@@ -59,6 +71,7 @@ enum call_flags {
 	CALL_F_UNMATCHED = 1 << 0,	/* the return never fired: dur/oncpu/counters are unknown (0) */
 	CALL_F_SCALED = 1 << 1,		/* a counter was multiplexed: its delta is scaled by enabled/running */
 	CALL_F_ENTRY_ONLY = 1 << 2,	/* a function probed at entry only: sent at entry, never timed */
+	CALL_F_UNWOUND = 1 << 3,	/* left by an exception or a forced unwind: never timed */
 };
 
 /*

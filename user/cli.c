@@ -195,6 +195,17 @@ static int on_placement(struct profile_opts *o, const char *arg, char *err, size
 	return 0;
 }
 
+static int on_unwind(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!strcmp(arg, "unsafe"))
+		o->unwind_unsafe = true;
+	else if (!strcmp(arg, "auto"))
+		o->unwind_unsafe = false;
+	else
+		return fail(err, err_sz, "--unwind: '%s' is not auto or unsafe", arg);
+	return 0;
+}
+
 static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	(void)arg; (void)err; (void)err_sz;
@@ -227,6 +238,7 @@ static const struct cli_option options[] = {
 	{ false, "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
 	{ false, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
 	{ false, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
+	{ false, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind },
 	{ false, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement },
 	{ false, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty)", on_output },
 	{ true, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size },

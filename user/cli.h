@@ -26,6 +26,7 @@ struct profile_opts {
 	bool json;
 	int attach_mode;		/* enum attach_mode */
 	bool placement_entry;		/* --placement entry: probes stay on the entry unless it cannot take one */
+	bool unwind_unsafe;		/* --unwind unsafe: return probes even where unwinding cannot be repaired */
 	int verbose;
 	bool help;
 	bool version;

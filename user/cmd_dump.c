@@ -93,7 +93,7 @@ static void text_row(struct dumper *d, const struct call_record *r)
 {
 	bool before = r->ts_ns < d->m->mono_start_ns;
 	uint64_t mag = before ? d->m->mono_start_ns - r->ts_ns : r->ts_ns - d->m->mono_start_ns;
-	bool timed = !(r->flags & (CALL_F_UNMATCHED | CALL_F_ENTRY_ONLY));
+	bool timed = !(r->flags & (CALL_F_UNMATCHED | CALL_F_ENTRY_ONLY | CALL_F_UNWOUND));
 	const char *lib, *sym;
 	char ts[32], dur[24], oncpu[24];
 
@@ -116,6 +116,8 @@ static void text_row(struct dumper *d, const struct call_record *r)
 		fputs(" [unmatched]", d->out);
 	if (r->flags & CALL_F_ENTRY_ONLY)
 		fputs(" [entry-only]", d->out);
+	if (r->flags & CALL_F_UNWOUND)
+		fputs(" [unwound]", d->out);
 	if (r->flags & CALL_F_SCALED)
 		fputs(" [scaled]", d->out);
 	fputc('\n', d->out);

@@ -434,6 +434,12 @@ static unsigned int sym_flags(const GElf_Sym *sym, bool dynamic)
 	return flags;
 }
 
+/* C++ code throws through __cxa_throw, and any code can unwind through _Unwind_*. */
+static bool imports_unwinder(const char *name)
+{
+	return !strcmp(name, "__cxa_throw") || !strncmp(name, "_Unwind_", 8);
+}
+
 static int syms_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const struct elf_segs *segs,
 		     const struct elf_versions *vers, struct elf_func_list *list, size_t *cap)
 {
@@ -454,6 +460,10 @@ static int syms_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const struct
 	for (i = 0; i < nsyms; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			return -ENOEXEC;
+		if (dynamic && sym.st_shndx == SHN_UNDEF && !list->can_throw) {
+			name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+			list->can_throw = name && imports_unwinder(name);
+		}
 		if (!sym_is_func(&sym))
 			continue;
 		/* elf_strptr() checks sh_link, the index and the terminating NUL. */
@@ -498,6 +508,14 @@ static int scn_read(Elf *elf, Elf_Scn *scn, const struct elf_segs *segs,
 
 	if (!gelf_getshdr(scn, &shdr))
 		return -ENOEXEC;
+	if (shdr.sh_type == SHT_PROGBITS && !list->can_throw) {
+		size_t shstrndx;
+		const char *name;
+
+		/* Call-site tables of code that catches or cleans up during an unwind. */
+		if (!elf_getshdrstrndx(elf, &shstrndx) && (name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+			list->can_throw = !strcmp(name, ".gcc_except_table");
+	}
 	switch (shdr.sh_type) {
 	case SHT_DYNSYM:
 	case SHT_SYMTAB:

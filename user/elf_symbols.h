@@ -3,6 +3,7 @@
 #ifndef DLPROF_ELF_SYMBOLS_H
 #define DLPROF_ELF_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct elf_func_list {
 	struct elf_func *funcs;	/* sorted by file_offset, unique offsets */
 	size_t cnt;
 	char build_id[41];	/* hex NT_GNU_BUILD_ID, "" when absent */
+	bool can_throw;		/* imports __cxa_throw or _Unwind_*, or has .gcc_except_table: unwinding may cross it */
 };
 
 /*

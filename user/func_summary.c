@@ -37,6 +37,7 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
 		out->returns += sum->hist[i];
 	out->unmatched = sum->unmatched;
+	out->unwound = sum->unwound;
 	out->total_ns = sum->total_ns;
 	out->avg_ns = out->returns ? sum->total_ns / out->returns : 0;
 	out->min_ns = sum->min_ns;

@@ -6,10 +6,18 @@
 #include <stdint.h>
 #include "dlprof.h"
 
+/* Why a function is probed at entry only (calls exact, never timed); 0: it is not. */
+enum entry_only_why {
+	ENTRY_ONLY_NO = 0,
+	ENTRY_ONLY_RETURN_ADDRESS,	/* it keeps its own return address (return_capture.h) */
+	ENTRY_ONLY_UNWINDING,		/* unwinding may cross it, and nothing can repair the stack (unwind_hooks.h) */
+};
+
 struct func_summary {
 	uint64_t calls;		/* entries: exact */
 	uint64_t returns;	/* calls timed */
 	uint64_t unmatched;	/* entries whose return never fired */
+	uint64_t unwound;	/* calls left by an exception or a forced unwind */
 	uint64_t total_ns;
 	uint64_t avg_ns;
 	uint64_t min_ns;

@@ -17,6 +17,7 @@
 #include "attach.h"
 #include "cli.h"
 #include "detacher.h"
+#include "unwind_hooks.h"
 #include "dlprof.h"
 #include "events.h"
 #include "kernel_stats.h"
@@ -55,6 +56,7 @@ struct live {
 	int exit_status;	/* the launched command's, once it ended */
 	bool write_error_reported;
 	bool cmd_done;
+	bool unwind_fix;	/* the BPF side may put return addresses back for the unwinder */
 };
 
 static int verbosity;
@@ -133,6 +135,7 @@ static int load_bpf(struct live *l, enum attach_mode mode)
 	l->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
 	l->skel->rodata->follow_forks = l->opts.command != NULL;
 	l->skel->rodata->nr_events = (__u32)l->events.cnt;
+	l->skel->rodata->unwind_fix = l->unwind_fix;
 	if (l->opts.record) {
 		l->skel->rodata->emit_records = 1;
 		/* Woken early at a quarter full; otherwise drained on the loop's timer. */
@@ -200,6 +203,18 @@ static int attach_all(struct live *l)
 	err = probe_table__attach(t, l->attacher, verbosity > 0, &l->info.functions_skipped);
 	if (err)
 		return err;
+	if (l->unwind_fix) {
+		size_t nr_hooks;
+
+		err = unwind_hooks__attach(l->attacher, l->opts.pid, &nr_hooks);
+		if (err) {
+			errmsg("cannot attach the unwinder's probes: %s; C++ exceptions through probed "
+			       "functions would abort the program", attach_strerror(err));
+			return err;
+		}
+		if (verbosity)
+			errmsg("%zu unwinder probes attached (libgcc_s, libstdc++)", nr_hooks);
+	}
 	t1 = now_s();
 	l->info.attach_ms = (t1 - t0) * 1e3;
 	l->info.functions_attached = attacher__nr_attached(l->attacher);
@@ -291,14 +306,10 @@ static void detach_probes(struct live *l)
 	bool told = false;
 
 	d = detacher__start(l->attacher);
-	if (!d) {
+	if (!d)
 		attacher__free(l->attacher);
-		l->attacher = NULL;
-		l->info.detach_ms = (now_s() - t0) * 1e3;
-		return;
-	}
 	l->attacher = NULL;
-	while (!detacher__done(d)) {
+	while (d && !detacher__done(d)) {
 		struct pollfd fds[2] = {
 			{ .fd = detacher__fd(d), .events = POLLIN },
 			{ .fd = l->sig_fd, .events = POLLIN },
@@ -322,6 +333,13 @@ static void detach_probes(struct live *l)
 	}
 	l->info.detach_ms = (now_s() - t0) * 1e3;
 	detacher__free(d);
+	/*
+	 * The exit program turns the frames of exiting threads into unmatched
+	 * calls and records: stopped too, so the counts read and the records
+	 * drained next describe one and the same moment.
+	 */
+	bpf_link__destroy(l->skel->links.dlprof_exit);
+	l->skel->links.dlprof_exit = NULL;
 }
 
 /* Returns 1 when the profile should end, 0 to go on. */
@@ -520,7 +538,12 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		return EXIT_USAGE;
 	}
 	l->opts.attach_mode = mode;
-	err = probe_table__build(&l->table, &l->opts, l->opts.pid, msg, sizeof(msg));
+	/* Without it, unwinding through a return probe cannot be repaired: the table keeps them off. */
+	l->unwind_fix = !unwind_fix_probe();
+	l->info.unwind_repair = l->unwind_fix;
+	err = probe_table__build(&l->table, &l->opts, l->opts.pid,
+				 l->unwind_fix || l->opts.unwind_unsafe ? 0 : PROBE_TABLE_NO_UNWIND_FIX,
+				 msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		return 1;
@@ -547,6 +570,11 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 			       "address, which a return probe would break (-v lists them)", lib->nr_entry_only,
 			       lib->nr_entry_only == 1 ? "" : "s", lib->file->display,
 			       lib->nr_entry_only == 1 ? "it keeps its" : "they keep their");
+		if (lib->nr_unwind_entry_only)
+			errmsg("note: %zu functions of %s counted at entry only, never timed: exceptions or thread "
+			       "cancellation may unwind through them, and this kernel lets no probe repair the stack "
+			       "for that (it needs CAP_SYS_ADMIN and no lockdown); --unwind unsafe times them at that "
+			       "risk", lib->nr_unwind_entry_only, lib->file->display);
 		l->info.functions_skipped += lib->nr_unprobeable;
 		l->info.functions_moved += lib->moved;
 	}

@@ -134,8 +134,9 @@ static int add_name(char ***names, size_t *cnt, const char *name)
 	return 0;
 }
 
+/* unwound_unfixed: unwinding may cross every function of the library, and nothing repairs it. */
 static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
-			 const struct lib_image *img, const struct profile_opts *opts)
+			 const struct lib_image *img, const struct profile_opts *opts, bool unwound_unfixed)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	uint64_t *starts = NULL;
@@ -172,9 +173,14 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		}
 		pf->lib = lib_idx;
 		pf->offset = offset;
-		pf->entry_only = keeps_return_address(f, img);
-		if (pf->entry_only)
+		pf->entry_only = ENTRY_ONLY_NO;
+		if (keeps_return_address(f, img)) {
+			pf->entry_only = ENTRY_ONLY_RETURN_ADDRESS;
 			err = add_name(&lib->entry_only, &lib->nr_entry_only, f->name);
+		} else if (unwound_unfixed) {
+			pf->entry_only = ENTRY_ONLY_UNWINDING;
+			lib->nr_unwind_entry_only++;
+		}
 		lib->moved += offset != f->file_offset;
 		n++;
 	}
@@ -236,7 +242,7 @@ static size_t names_missing(const struct elf_func_list *elf, char **names, size_
 }
 
 static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_opts *opts,
-		    char *err, size_t err_sz)
+		    unsigned int flags, char *err, size_t err_sz)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	struct elf_func_list elf = {};
@@ -271,7 +277,8 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_
 		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
 		goto cleanup;
 	}
-	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts);
+	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts,
+			    elf.can_throw && (flags & PROBE_TABLE_NO_UNWIND_FIX));
 cleanup:
 	names_free(ifuncs, nr_ifuncs);
 	lib_image_free(&img);
@@ -292,7 +299,7 @@ static void describe_globs(const struct profile_opts *opts, char *buf, size_t sz
 }
 
 int probe_table__build(struct probe_table *t, const struct profile_opts *opts, pid_t pid,
-		       char *err, size_t err_sz)
+		       unsigned int flags, char *err, size_t err_sz)
 {
 	char where[1024], globs[512];
 	int ret;
@@ -325,7 +332,7 @@ int probe_table__build(struct probe_table *t, const struct profile_opts *opts, p
 	t->nr_libs = t->files.cnt;
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		t->libs[i].file = &t->files.libs[i];
-		ret = load_lib(t, i, opts, err, err_sz);
+		ret = load_lib(t, i, opts, flags, err, err_sz);
 		if (ret)
 			return ret;
 	}

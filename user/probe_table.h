@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "func_summary.h"
 #include "lib_resolve.h"
 
 struct probe_lib {
@@ -26,13 +27,14 @@ struct probe_lib {
 	size_t nr_unprobeable;
 	char **entry_only;		/* functions that keep their return address: counted, not timed */
 	size_t nr_entry_only;
+	size_t nr_unwind_entry_only;	/* counted at entry only: unwinding may cross them, and nothing repairs it */
 };
 
 struct probe_func {
 	char *name;
 	size_t lib;			/* index into libs */
 	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
-	bool entry_only;		/* no return probe: it keeps its return address (return_capture.h) */
+	enum entry_only_why entry_only;	/* no return probe, and why */
 };
 
 struct probe_table {
@@ -51,8 +53,16 @@ struct probe_table {
  * in err: a library not found (and where it was looked for), a file that is
  * not ELF, no function matched.
  */
+enum probe_table_flags {
+	/*
+	 * The unwinder's return addresses cannot be repaired (unwind_hooks.h):
+	 * no return probe on the functions of libraries unwinding may cross.
+	 */
+	PROBE_TABLE_NO_UNWIND_FIX = 1 << 0,
+};
+
 int probe_table__build(struct probe_table *t, const struct profile_opts *opts, pid_t pid,
-		       char *err, size_t err_sz);
+		       unsigned int flags, char *err, size_t err_sz);
 void probe_table__free(struct probe_table *t);
 
 /* Whether a function named by these names passes the include/exclude globs. */

@@ -8,6 +8,19 @@
 
 #include "report.h"
 
+/* Why a function was probed at entry only: its JSON name and the table's footer line. */
+static const struct {
+	const char *name;
+	const char *footer;
+} entry_only_whys[] = {
+	[ENTRY_ONLY_RETURN_ADDRESS] = { "return-address",
+		"they keep their own return address (setjmp, getcontext, vfork, dlsym), which a return probe would break" },
+	[ENTRY_ONLY_UNWINDING] = { "unwinding",
+		"exceptions may unwind through them and this kernel lets no probe repair the stack (--unwind unsafe times them)" },
+};
+
+#define NR_WHYS (sizeof(entry_only_whys) / sizeof(entry_only_whys[0]))
+
 static int row_cmp(const void *a, const void *b)
 {
 	const struct report_row *x = a, *y = b;
@@ -23,9 +36,12 @@ uint64_t report_untimed_calls(const struct report_row *rows, size_t n)
 {
 	uint64_t sum = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (!rows[i].entry_only && rows[i].s.calls > rows[i].s.returns + rows[i].s.unmatched)
-			sum += rows[i].s.calls - rows[i].s.returns - rows[i].s.unmatched;
+	for (size_t i = 0; i < n; i++) {
+		const struct func_summary *s = &rows[i].s;
+
+		if (rows[i].entry_only == ENTRY_ONLY_NO && s->calls > s->returns + s->unmatched + s->unwound)
+			sum += s->calls - s->returns - s->unmatched - s->unwound;
+	}
 	return sum;
 }
 
@@ -83,7 +99,7 @@ static int event_index(const struct report_info *info, const char *name)
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
-	int fw = 8, lw = 7, shown = 0, unmatched = 0, scaled = 0, entry_only = 0;
+	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
 	char t[6][24];
@@ -96,7 +112,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		if ((int)strlen(base_name(rows[i].lib)) > lw)
 			lw = (int)strlen(base_name(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
-		entry_only += rows[i].entry_only;
+		unwound |= rows[i].s.unwound != 0;
+		entry_only[rows[i].entry_only]++;
 		scaled |= rows[i].s.scaled != 0;
 	}
 	if (fw > 48)
@@ -108,7 +125,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			info->events[k]);
 	if (ipc)
 		fprintf(out, " %6s", "IPC");
-	fprintf(out, "%s\n", unmatched ? "  UNMATCHED" : "");
+	fprintf(out, "%s%s\n", unmatched ? "  UNMATCHED" : "", unwound ? "    UNWOUND" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct func_summary *s = &rows[i].s;
 
@@ -122,7 +139,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		report_format_ns(t[4], sizeof(t[4]), s->max_ns);
 		report_format_ns(t[5], sizeof(t[5]), s->returns ? s->oncpu_ns / s->returns : 0);
 		/* Never a 0 for a time nobody measured. */
-		for (int k = rows[i].entry_only ? 0 : 1; k < 6 && !s->returns; k++)
+		for (int k = rows[i].entry_only != ENTRY_ONLY_NO ? 0 : 1; k < 6 && !s->returns; k++)
 			strcpy(t[k], "-");
 		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s", fw, fw, rows[i].func,
 			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
@@ -144,6 +161,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		}
 		if (unmatched)
 			fprintf(out, "  %9" PRIu64, s->unmatched);
+		if (unwound)
+			fprintf(out, "  %9" PRIu64, s->unwound);
 		fputc('\n', out);
 	}
 	if (!shown)
@@ -151,10 +170,10 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->nr_events)
 		fprintf(out, "# ONCPU and the events are per timed call%s\n",
 			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
-	if (entry_only)
-		fprintf(out, "# %d function%s counted at entry only, never timed: %s their own return address "
-			"(setjmp, getcontext, vfork), which a return probe would break\n", entry_only,
-			entry_only == 1 ? "" : "s", entry_only == 1 ? "it keeps" : "they keep");
+	for (size_t w = ENTRY_ONLY_NO + 1; w < NR_WHYS; w++)
+		if (entry_only[w])
+			fprintf(out, "# %d function%s counted at entry only, never timed: %s\n", entry_only[w],
+				entry_only[w] == 1 ? "" : "s", entry_only_whys[w].footer);
 	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
 		info->attach_mode, info->attach_ms);
 	if (info->functions_moved)
@@ -213,7 +232,10 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 	err |= json_object_object_add(o, "lib", json_object_new_string(r->lib));
 	err |= json_object_object_add(o, "name", json_object_new_string(r->func));
 	err |= add_u64(o, "calls", s->calls);
-	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only));
+	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only != ENTRY_ONLY_NO));
+	if (r->entry_only != ENTRY_ONLY_NO && (size_t)r->entry_only < NR_WHYS)
+		err |= json_object_object_add(o, "entry_only_reason",
+					      json_object_new_string(entry_only_whys[r->entry_only].name));
 	err |= add_u64(o, "total_ns", s->total_ns);
 	err |= add_u64(o, "avg_ns", s->avg_ns);
 	err |= add_u64(o, "min_ns", s->min_ns);
@@ -222,6 +244,7 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 	err |= add_u64(o, "p90_ns", s->p90_ns);
 	err |= add_u64(o, "p99_ns", s->p99_ns);
 	err |= add_u64(o, "unmatched", s->unmatched);
+	err |= add_u64(o, "unwound", s->unwound);
 	err |= add_u64(o, "timed", s->returns);
 	err |= add_u64(o, "oncpu_ns", s->oncpu_ns);
 	err |= add_u64(o, "scaled_calls", s->scaled);
@@ -249,6 +272,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= json_object_object_add(doc, "attach_mode", json_object_new_string(info->attach_mode));
 	err |= json_object_object_add(doc, "detach_ms", json_object_new_double(info->detach_ms));
 	err |= json_object_object_add(doc, "detach_finished", json_object_new_boolean(!info->detach_unfinished));
+	err |= json_object_object_add(doc, "unwind_repair", json_object_new_boolean(info->unwind_repair));
 	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
 	err |= add_u64(doc, "probe_run_ns", info->probe_run_ns);
 	err |= add_u64(doc, "probe_runs", info->probe_runs);

@@ -15,7 +15,7 @@ struct report_row {
 	const char *lib;	/* absolute path */
 	const char *func;
 	struct func_summary s;
-	bool entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
 };
 
 struct report_info {
@@ -23,7 +23,8 @@ struct report_info {
 	size_t nr_events;
 	double attach_ms;
 	double detach_ms;		/* 0 while attached (interval reports) */
-	bool detach_unfinished;		/* the kernel still held the detach when the profiler stopped waiting */
+	bool detach_unfinished;
+	bool unwind_repair;		/* return probes are made safe for unwinders (bpf_probe_write_user) */		/* the kernel still held the detach when the profiler stopped waiting */
 	uint64_t max_rss_kib;		/* the profiler's own peak memory */
 	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1), else 0 */
 	uint64_t probe_runs;

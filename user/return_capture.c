@@ -13,6 +13,13 @@ static const char *const capturing_names[] = {
 	"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "__sigsetjmp_cancel",
 	"getcontext", "__getcontext", "swapcontext", "__swapcontext",
 	"vfork", "__vfork", "__libc_vfork",
+	/*
+	 * The unwinder starts from its own frame: a trampoline there ends every
+	 * walk (libgcc_s and LLVM libunwind spell them alike; glibc's backtrace
+	 * walks from its own frame too).
+	 */
+	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
+	"_Unwind_Backtrace", "backtrace", "__backtrace",
 };
 
 bool return_capture_by_name(const char *name)

@@ -26,7 +26,7 @@ void trace_agg__fini(struct trace_agg *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* Mirrors count_return()/count_unmatched() and the entry-only count in bpf/profile.bpf.c. */
+/* Mirrors count_return()/count_lost() and the entry-only count in bpf/profile.bpf.c. */
 void trace_agg__add(struct trace_agg *a, const struct call_record *r)
 {
 	struct func_stats *s;
@@ -41,6 +41,10 @@ void trace_agg__add(struct trace_agg *a, const struct call_record *r)
 	a->calls[r->func_id]++;
 	if (r->flags & CALL_F_UNMATCHED) {
 		s->unmatched++;
+		return;
+	}
+	if (r->flags & CALL_F_UNWOUND) {
+		s->unwound++;
 		return;
 	}
 	if (r->flags & CALL_F_ENTRY_ONLY)
