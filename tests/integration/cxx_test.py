@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Integration tests of calls left by C++ exceptions and forced unwinding: a
+return probe must not change where an exception is caught, what backtrace()
+sees, or which cleanup handlers a cancelled thread runs (runner and helpers:
+itest.py).
+
+Each case runs the C++ driver alone, then under the profiler; stdout and exit
+status must be the same byte for byte, and the JSON must agree with the
+driver's oracle: its "calls NAME N" / "unwound NAME N" lines (calls == the
+oracle's; unwound == the oracle's; timed == calls - unwound; unmatched 0).
+
+Environment, beside itest.py's: DLCXX_DRIVER, DLCXX_LIB.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+CXX_DRIVER = os.environ.get("DLCXX_DRIVER", "")
+CXX_LIB = os.environ.get("DLCXX_LIB", "")
+STDCXX = "libstdc++.so.6"
+# What the profiler needs without CAP_SYS_ADMIN, found by trying: nothing else.
+NO_ADMIN_CAPS = "+bpf,+perfmon"
+
+
+def run_alone(args):
+    p = subprocess.run([CXX_DRIVER] + args, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"driver {args} alone: rc {p.returncode}: {p.stderr}")
+    return p
+
+
+def oracle(stdout):
+    """{name: [calls, unwound]} from the driver's closing lines."""
+    want = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] in ("calls", "unwound"):
+            want.setdefault(words[1], [0, 0])[words[0] == "unwound"] = int(words[2])
+    check(want, f"driver printed no oracle: {stdout!r}")
+    return want
+
+
+def profile(args, libs, funcs, wrapper=(), timeout=180):
+    """The driver under the profiler: (CompletedProcess, JSON document or None)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "profile.json")
+        cmd = list(wrapper) + base_args(["-o", out, "--func", ",".join(funcs)])
+        for lib in libs:
+            cmd += ["--lib", lib]
+        p = subprocess.run(cmd + ["--", CXX_DRIVER] + args, capture_output=True, text=True, timeout=timeout)
+        doc = json.load(open(out)) if os.path.exists(out) else None
+    return p, doc
+
+
+def first_difference(a, b):
+    al, bl = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(al, bl)):
+        if x != y:
+            return f"line {i + 1}: {x!r} alone, {y!r} profiled"
+    return f"{len(al)} lines alone, {len(bl)} profiled"
+
+
+def func_in(doc, name, lib):
+    for f in doc["functions"]:
+        if f["name"] == name and os.path.basename(f["lib"]).startswith(lib):
+            return f
+    return None
+
+
+def of_dlcxx(want):
+    """The oracle's lines for libdlcxx (the driver's libstdc++ lines count only its stdlib mode)."""
+    return {n: v for n, v in want.items() if n.startswith(("dlx_", "_ZN3dlx"))}
+
+
+def count_problems(doc, want, lib):
+    """Where the profile disagrees with the oracle, for the functions of lib."""
+    bad = []
+    for name, (calls, unwound) in want.items():
+        f = func_in(doc, name, lib)
+        if calls == 0:
+            if f and f["calls"]:
+                bad.append(f"{name}: {f['calls']} calls, the driver made none")
+            continue
+        if not f:
+            bad.append(f"{name}: missing, the driver made {calls} calls")
+            continue
+        got = (f["calls"], f["timed"], f.get("unwound", 0), f["unmatched"])
+        if got != (calls, calls - unwound, unwound, 0):
+            bad.append(f"{name}: calls/timed/unwound/unmatched {got}, want {(calls, calls - unwound, unwound, 0)}")
+    return bad
+
+
+def same_as_alone(args, libs, lib_of_oracle, extra_funcs=(), only=lambda want: want):
+    """Runs args alone and profiled; checks output, status, the counts of only(oracle)."""
+    alone = run_alone(args)
+    want = only(oracle(alone.stdout))
+    p, doc = profile(args, libs, list(want) + list(extra_funcs))
+    bad = []
+    if p.returncode != alone.returncode:
+        err = " | ".join(l for l in p.stderr.splitlines() if "PMU" not in l)
+        bad.append(f"rc {p.returncode} profiled, {alone.returncode} alone (stderr: {err[-300:]})")
+    if p.stdout != alone.stdout:
+        bad.append(f"stdout differs: {first_difference(alone.stdout, p.stdout)}")
+    if doc is None:
+        bad.append("no JSON document written")
+    else:
+        bad += count_problems(doc, want, lib_of_oracle)
+    check(not bad, f"{' '.join(args)}: " + "; ".join(bad))
+    return alone, want, doc
+
+
+def dlcxx(args):
+    return same_as_alone(args, [CXX_LIB], os.path.basename(CXX_LIB))
+
+
+# ---- tests ---------------------------------------------------------------
+
+def test_cxx_throw_one_frame():
+    """Thrown from a probed frame, caught by the driver (not probed)."""
+    dlcxx(["throw1"])
+
+
+def test_cxx_throw_three_frames():
+    """Through dlx_throw, dlx::descend, dlx::raise: three probed frames, no landing pad."""
+    dlcxx(["throw3"])
+
+
+def test_cxx_catch_inside():
+    """The catching frame is probed too and returns normally: timed == calls."""
+    _, want, _ = dlcxx(["catch_inside"])
+    check(want["dlx_catch_inside"] == [100, 0], f"oracle {want['dlx_catch_inside']}")
+
+
+def test_cxx_rethrow():
+    """`throw;` from a probed handler, caught outside and inside the library."""
+    dlcxx(["rethrow"])
+
+
+def test_cxx_nested_try():
+    """Nested try blocks, a try inside a handler, a cleanup frame, a translated exception."""
+    dlcxx(["nested"])
+
+
+def test_cxx_threads():
+    """Eight threads throwing through probed frames at once."""
+    dlcxx(["threads", "8"])
+
+
+def test_cxx_backtrace():
+    """backtrace() and _Unwind_Backtrace from 5 probed frames: the same frames."""
+    alone, _, _ = dlcxx(["backtrace"])
+    check("backtrace: 11 frames:" in alone.stdout, f"the driver's own backtrace changed: {alone.stdout}")
+
+
+def test_cxx_cancel_cleanup():
+    """pthread_cancel through probed frames: every destructor and cleanup handler runs."""
+    dlcxx(["cancel"])
+
+
+def test_cxx_exit_cleanup():
+    """pthread_exit from the innermost probed frame: the same."""
+    dlcxx(["exit_thread"])
+
+
+def test_cxx_stdlib():
+    """libstdc++ itself probed: vector::at, stoi, substr throw from it and __cxa_throw."""
+    same_as_alone(["stdlib"], [STDCXX], "libstdc++.so")
+
+
+def test_cxx_all_with_libstdcxx():
+    """Every case at once, both libraries probed (libstdc++'s throw and catch entry points)."""
+    std = ["__cxa_allocate_exception", "__cxa_throw", "__cxa_rethrow", "__cxa_begin_catch", "__cxa_end_catch"]
+    same_as_alone(["all"], [CXX_LIB, STDCXX], os.path.basename(CXX_LIB), std, of_dlcxx)
+
+
+@modes("session")
+def test_cxx_no_sys_admin():
+    """Without CAP_SYS_ADMIN no probe may write user memory: C++ libraries are probed at
+    entry only, said once on stderr, and the program is unharmed; a C library keeps its
+    return probes."""
+    if not shutil.which("setpriv"):
+        raise Skip("setpriv (util-linux) missing")
+    drop = ["setpriv", f"--inh-caps=-all,{NO_ADMIN_CAPS}", f"--ambient-caps=-all,{NO_ADMIN_CAPS}",
+            f"--bounding-set=-all,{NO_ADMIN_CAPS}", "--"]
+    alone = run_alone(["all"])
+    want = oracle(alone.stdout)
+    p, doc = profile(["all"], [CXX_LIB, STDCXX], list(want), wrapper=drop)
+    want = of_dlcxx(want)
+    bad = []
+    if p.returncode != alone.returncode:
+        bad.append(f"rc {p.returncode} profiled, {alone.returncode} alone")
+    if p.stdout != alone.stdout:
+        bad.append(f"stdout differs: {first_difference(alone.stdout, p.stdout)}")
+    notes = [l for l in p.stderr.splitlines() if "entry" in l and ("libdlcxx" in l or "libstdc++" in l)]
+    if not notes:
+        bad.append(f"no stderr line says the C++ libraries are counted at entry only: {p.stderr!r}")
+    elif len(notes) > 2 or not any("libdlcxx" in l for l in notes):
+        bad.append(f"want one note per C++ library, naming libdlcxx: {notes}")
+    if doc is None:
+        bad.append("no JSON document written")
+    else:
+        lib = os.path.basename(CXX_LIB)
+        for name, (calls, _) in want.items():
+            f = func_in(doc, name, lib) if calls else None
+            if calls and not f:
+                bad.append(f"{name}: missing")
+            elif f and (f["calls"], f.get("entry_only"), f["timed"]) != (calls, True, 0):
+                bad.append(f"{name}: calls/entry_only/timed {(f['calls'], f.get('entry_only'), f['timed'])}, "
+                           f"want {(calls, True, 0)}")
+        for f in doc["functions"]:
+            if f["lib"].find("libstdc++") >= 0 and not f.get("entry_only"):
+                bad.append(f"libstdc++ {f['name']} has a return probe")
+    # A C library that cannot throw keeps full timing without CAP_SYS_ADMIN.
+    c = subprocess.run(drop + base_args(["--lib", LIB, "--func", "dlt_add", "--", DRIVER, "count", "1000"]),
+                       capture_output=True, text=True, timeout=120)
+    if c.returncode != 0:
+        bad.append(f"C library without CAP_SYS_ADMIN: rc {c.returncode}: {c.stderr}")
+    else:
+        f = func(json.loads(c.stdout), "dlt_add")
+        if not f or (f["calls"], f["timed"], f.get("entry_only")) != (1000, 1000, False):
+            bad.append(f"C library without CAP_SYS_ADMIN: dlt_add {f}")
+    check(not bad, "; ".join(bad))
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
