@@ -30,6 +30,8 @@ struct profile_opts {
 	bool help;
 	bool version;
 	char **command;			/* after "--": argv to launch, NULL-terminated; NULL: none */
+	double kill_after_s;		/* --kill-after: SIGTERM to SIGKILL when the profile stops the command */
+	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
 	const char *output;		/* -o: trace directory */
@@ -38,6 +40,7 @@ struct profile_opts {
 };
 
 #define RINGBUF_BYTES_DEFAULT (16u << 20)
+#define KILL_AFTER_S_DEFAULT 5.0
 
 /*
  * Parse argv into opts, for the live mode or (record) for "dlprof-bpf
