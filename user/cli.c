@@ -109,6 +109,18 @@ static int on_interval(struct profile_opts *o, const char *arg, char *err, size_
 	return parse_seconds(arg, "i", &o->interval_s, err, err_sz);
 }
 
+static int on_kill_after(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "-kill-after", &o->kill_after_s, err, err_sz);
+}
+
+static int on_leave_running(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->leave_running = true;
+	return 0;
+}
+
 static int on_events(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!*arg)
@@ -234,6 +246,8 @@ static const struct cli_option options[] = {
 	{ false, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
 	{ false, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
 	{ false, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
+	{ false, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after },
+	{ false, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", on_leave_running },
 	{ false, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events },
 	{ false, "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
 	{ false, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
@@ -331,6 +345,13 @@ int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, cha
 		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
 	if (opts->pid && opts->command)
 		return fail(err, err_sz, "-p and a command exclude each other: profile one or the other");
+	if ((opts->kill_after_s || opts->leave_running) && !opts->command)
+		return fail(err, err_sz, "--%s applies to a launched command (-- COMMAND)",
+			    opts->leave_running ? "leave-running" : "kill-after");
+	if (opts->kill_after_s && opts->leave_running)
+		return fail(err, err_sz, "--kill-after and --leave-running exclude each other: a command left running is not killed");
+	if (!opts->kill_after_s)
+		opts->kill_after_s = KILL_AFTER_S_DEFAULT;
 	if (record && !opts->output)
 		return fail(err, err_sz, "record needs -o DIR, the trace directory to write");
 	if (record && !opts->ringbuf_bytes)

@@ -32,6 +32,8 @@ struct profile_opts {
 	bool version;
 	char **command;			/* after "--": argv to launch, NULL-terminated; NULL: none */
 	const char *output;		/* -o: the summary file; for record, the trace directory */
+	double kill_after_s;		/* --kill-after: SIGTERM to SIGKILL when the profile stops the command */
+	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */
@@ -39,6 +41,7 @@ struct profile_opts {
 };
 
 #define RINGBUF_BYTES_DEFAULT (16u << 20)
+#define KILL_AFTER_S_DEFAULT 5.0
 
 /*
  * Parse argv into opts, for the live mode or (record) for "dlprof-bpf

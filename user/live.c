@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +36,8 @@
 #define EXIT_USAGE 2
 /* How long a detach may take before the profiler says why it waits. */
 #define DETACH_PATIENCE_S 5
+/* A command still running when -d ended the profile, as timeout(1) says it. */
+#define EXIT_DURATION 124
 /* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
 #define RECORD_DRAIN_MS 50
 
@@ -402,8 +405,11 @@ static int run_loop(struct live *l, double start)
 		if (n > 0 && l->pid_fd >= 0 && (fds[1].revents & POLLIN))
 			return 0;	/* the -p process exited */
 		now = now_s();
-		if (deadline && now >= deadline)
+		if (deadline && now >= deadline) {
+			if (l->opts.command && !l->cmd_done)
+				l->exit_status = EXIT_DURATION;
 			return 0;
+		}
 		if (next_tick && now >= next_tick) {
 			print_report(l, false);
 			next_tick += l->opts.interval_s;
@@ -426,12 +432,46 @@ static int setup_signals(struct live *l)
 	return l->sig_fd < 0 ? -errno : 0;
 }
 
+/* The profile ended before the command: stop it (or leave it, as asked) and say so in one line. */
+static void end_command(struct live *l)
+{
+	const char *name = l->opts.command[0];
+	double grace_ms = l->opts.kill_after_s * 1e3;
+	struct launched_cmd_end end;
+	pid_t pid = l->cmd.pid;
+	char how[64];
+
+	if (l->cmd_done || pid <= 0)
+		return;
+	if (l->opts.leave_running) {
+		errmsg("left %s (pid %d) running at the end of the profile (--leave-running)", name, (int)pid);
+		return;
+	}
+	launched_cmd__stop(&l->cmd, grace_ms < INT_MAX ? (int)grace_ms : INT_MAX, &end);
+	l->cmd_done = true;
+	if (!end.reaped) {
+		errmsg("sent %s (pid %d) SIGKILL at the end of the profile, but it has not exited", name, (int)pid);
+		return;
+	}
+	/* It ended on its own just as the profile did: its status stands. */
+	if (!end.signal_sent) {
+		l->exit_status = exit_status_of(end.wstatus);
+		return;
+	}
+	wait_status_describe(end.wstatus, how, sizeof(how));
+	if (end.signal_sent == SIGKILL)
+		errmsg("stopped %s (pid %d) with SIGKILL, %g s after SIGTERM, at the end of the profile; it %s",
+		       name, (int)pid, l->opts.kill_after_s, how);
+	else
+		errmsg("stopped %s (pid %d) with SIGTERM at the end of the profile; it %s", name, (int)pid, how);
+}
+
 static int start_target(struct live *l)
 {
 	int err;
 
 	if (l->opts.command) {
-		err = launched_cmd__start(&l->cmd, l->opts.command);
+		err = launched_cmd__start(&l->cmd, l->opts.command, l->opts.leave_running);
 		if (err) {
 			errmsg("cannot start %s: %s", l->opts.command[0], strerror(-err));
 			return err;
@@ -607,6 +647,8 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 			l->opts.pid ? "" : " in every process");
 	start = now_s();
 	err = run_loop(l, start);
+	if (l->opts.command)
+		end_command(l);
 	if (err) {
 		errmsg("waiting failed: %s", strerror(-err));
 		return 1;

@@ -1,30 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "target.h"
 
-static void child_run(char **argv, int go_rd, int err_wr)
+static void child_run(char **argv, pid_t parent, bool leave_running, int go_rd, int err_wr)
 {
 	sigset_t none;
+	ssize_t n;
 	char c;
 	int e;
 
+	/*
+	 * Held, the command must never run unprofiled: it dies with the profiler.
+	 * The parent may have died before the prctl took effect, hence getppid().
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
 	/* The profiler blocks its signals for a signalfd; the command must not inherit that. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	while (read(go_rd, &c, 1) < 0 && errno == EINTR)
-		;
+	do
+		n = read(go_rd, &c, 1);
+	while (n < 0 && errno == EINTR);
 	close(go_rd);
+	/* EOF without the go byte: the profiler gave up or died. */
+	if (n != 1)
+		_exit(127);
+	/*
+	 * The command ends with the profile, even when the profiler is killed
+	 * (SIGKILL leaves it no time to stop the command); left running, it must
+	 * survive the profiler. The death signal survives exec.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, leave_running ? 0 : SIGTERM) || (!leave_running && getppid() != parent))
+		_exit(127);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(err_wr, &e, sizeof(e)) < 0)
@@ -32,14 +53,15 @@ static void child_run(char **argv, int go_rd, int err_wr)
 	_exit(127);
 }
 
-int launched_cmd__start(struct launched_cmd *cmd, char **argv)
+int launched_cmd__start(struct launched_cmd *cmd, char **argv, bool leave_running)
 {
+	pid_t parent = getpid(), pid;
 	int go[2], errp[2];
-	pid_t pid;
 
 	cmd->pid = -1;
 	cmd->go_fd = cmd->err_fd = -1;
-	if (pipe2(go, O_CLOEXEC))
+	/* A socket, not a pipe: a go byte sent to a child that died is EPIPE, never SIGPIPE. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go))
 		return -errno;
 	if (pipe2(errp, O_CLOEXEC)) {
 		int e = -errno;
@@ -58,7 +80,7 @@ int launched_cmd__start(struct launched_cmd *cmd, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(errp[0]);
-		child_run(argv, go[0], errp[1]);
+		child_run(argv, parent, leave_running, go[0], errp[1]);
 	}
 	close(go[0]);
 	close(errp[1]);
@@ -73,6 +95,9 @@ int launched_cmd__release(struct launched_cmd *cmd)
 	ssize_t n;
 	int e = 0;
 
+	/* A child that died held (killed by someone) is reported when it is reaped. */
+	while (send(cmd->go_fd, "g", 1, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
 	close(cmd->go_fd);
 	cmd->go_fd = -1;
 	do
@@ -100,6 +125,64 @@ void launched_cmd__abort(struct launched_cmd *cmd)
 	if (cmd->err_fd >= 0)
 		close(cmd->err_fd);
 	cmd->go_fd = cmd->err_fd = -1;
+}
+
+/* Reap the child once it has ended, waiting up to timeout_ms for that. */
+static bool reap_within(struct launched_cmd *cmd, int pidfd, int timeout_ms, int *wstatus)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	/* Without a pidfd (-1), poll() just sleeps the whole timeout. */
+	while (poll(&p, 1, timeout_ms) < 0 && errno == EINTR)
+		;
+	if (waitpid(cmd->pid, wstatus, WNOHANG) != cmd->pid)
+		return false;
+	cmd->pid = -1;
+	return true;
+}
+
+/* How long a command may take to go once SIGKILLed before we give up on it. */
+#define KILL_WAIT_MS 10000
+
+void launched_cmd__stop(struct launched_cmd *cmd, int grace_ms, struct launched_cmd_end *end)
+{
+	/* An unreaped child keeps its pid: kill() and the pidfd reach this one. */
+	int pidfd = (int)syscall(SYS_pidfd_open, cmd->pid, 0);
+
+	memset(end, 0, sizeof(*end));
+	if (!reap_within(cmd, pidfd, 0, &end->wstatus)) {
+		end->signal_sent = SIGTERM;
+		kill(cmd->pid, SIGTERM);
+		if (!reap_within(cmd, pidfd, grace_ms, &end->wstatus)) {
+			end->signal_sent = SIGKILL;
+			kill(cmd->pid, SIGKILL);
+			reap_within(cmd, pidfd, KILL_WAIT_MS, &end->wstatus);
+		}
+	}
+	end->reaped = cmd->pid < 0;
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+void wait_status_describe(int wstatus, char *buf, size_t sz)
+{
+	const char *name;
+	char sig[24];
+
+	if (WIFEXITED(wstatus)) {
+		snprintf(buf, sz, "exited with status %d", WEXITSTATUS(wstatus));
+		return;
+	}
+	if (!WIFSIGNALED(wstatus)) {
+		snprintf(buf, sz, "ended with wait status %#x", (unsigned int)wstatus);
+		return;
+	}
+	name = sigabbrev_np(WTERMSIG(wstatus));
+	if (name)
+		snprintf(sig, sizeof(sig), "SIG%s", name);
+	else
+		snprintf(sig, sizeof(sig), "signal %d", WTERMSIG(wstatus));
+	snprintf(buf, sz, "was killed by %s%s", sig, WCOREDUMP(wstatus) ? " (core dumped)" : "");
 }
 
 static int executable_file(const char *path)

@@ -4,23 +4,44 @@
 #define DLPROF_TARGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct launched_cmd {
 	pid_t pid;
-	int go_fd;	/* write end: the child execs once it is closed */
+	int go_fd;	/* one byte lets the child exec; EOF without it makes it exit */
 	int err_fd;	/* read end: carries the child's exec errno, EOF on success */
 };
 
 /*
  * Fork a child that waits before exec, so probes can be attached before its
- * first instruction. sigmask is restored in the child. Returns 0 or -errno.
+ * first instruction. sigmask is restored in the child. A held child dies
+ * with the profiler and never execs without launched_cmd__release(). Once
+ * running, the kernel sends it SIGTERM should the profiler die, unless
+ * leave_running. Returns 0 or -errno.
  */
-int launched_cmd__start(struct launched_cmd *cmd, char **argv);
+int launched_cmd__start(struct launched_cmd *cmd, char **argv, bool leave_running);
 /* Let the child exec. Returns 0, or -errno when exec failed (-ENOENT: command not found). */
 int launched_cmd__release(struct launched_cmd *cmd);
 /* Kill and reap a child that will never be released. */
 void launched_cmd__abort(struct launched_cmd *cmd);
+
+/* How launched_cmd__stop() found the command. */
+struct launched_cmd_end {
+	int signal_sent;	/* 0: it had ended already; SIGTERM, or SIGKILL after the grace period */
+	bool reaped;		/* false: still there after SIGKILL (stuck in the kernel) */
+	int wstatus;		/* when reaped */
+};
+
+/*
+ * Stop the running command as timeout(1) does: SIGTERM, SIGKILL when it is
+ * still there after grace_ms, and reap it. Its children get no signal from
+ * us: the command passes it on or not.
+ */
+void launched_cmd__stop(struct launched_cmd *cmd, int grace_ms, struct launched_cmd_end *end);
+
+/* "exited with status N", "was killed by SIGTERM": what a wait status says. */
+void wait_status_describe(int wstatus, char *buf, size_t sz);
 
 /* 0 when cmd names an executable file (directly or in $PATH), else -ENOENT or -EACCES. */
 int target_command_check(const char *cmd);

@@ -188,12 +188,25 @@ def dump_csv(path):
     header = lines[0].split(",")
     return header, [dict(zip(header, l.split(","))) for l in lines[1:]], p.stderr
 
-def thread_cpu_ns(stderr):
-    """The driver's own measure of its spinning functions' CPU time."""
+def oracle(stderr, name):
+    """What the driver measured itself around its probed calls ("dltest: NAME N"):
+    thread_cpu_ns, page_faults, context_switches, wall_ns_p50, calls."""
     for line in stderr.splitlines():
-        if line.startswith("dltest: thread_cpu_ns "):
+        if line.startswith(f"dltest: {name} "):
             return int(line.split()[2])
-    raise AssertionError(f"driver reported no thread CPU time: {stderr!r}")
+    raise AssertionError(f"driver reported no {name}: {stderr!r}")
+
+def thread_cpu_ns(stderr):
+    return oracle(stderr, "thread_cpu_ns")
+
+def check_counter_oracle(f, event, stderr, name):
+    """The profiler's total for event is the driver's own count, within 1 per
+    call on average: now and then one call of a run comes out inflated by a
+    few dozen (a leak the BPF side does not explain yet, see design notes)."""
+    got, want = f["counters"][event], oracle(stderr, name)
+    check(oracle(stderr, "calls") == f["timed"], f"the driver measured {oracle(stderr, 'calls')} calls, {f['timed']} timed")
+    check(want >= f["timed"], f"{name}: the workload measured only {want} in {f['timed']} calls, nothing to compare")
+    check(abs(got - want) <= f["timed"], f"{event}: profiled {got}, the thread itself counted {want} (+-{f['timed']})")
 
 def counter_per_call(f, event):
     return f["counters"][event] / f["timed"]

@@ -85,16 +85,6 @@ static int (*resolve_ifunc_add(void))(int, int)
 
 int dlt_ifunc_add(int a, int b) __attribute__((ifunc("resolve_ifunc_add")));
 
-unsigned long long dlt_thread_cpu_ns;
-
-static unsigned long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
 static double mono_ms(void)
 {
 	struct timespec ts;
@@ -118,7 +108,6 @@ __attribute__((noinline)) void dlt_spin_ms(int ms)
 /* Busy for ms, moving itself to another CPU halfway. */
 __attribute__((noinline)) void dlt_spin_migrate(int ms)
 {
-	unsigned long long cpu0 = thread_cpu_ns();
 	double start = mono_ms();
 	int cpu = sched_getcpu(), ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
@@ -128,7 +117,6 @@ __attribute__((noinline)) void dlt_spin_migrate(int ms)
 	CPU_SET((cpu + 1) % ncpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	spin_until(start + ms);
-	dlt_thread_cpu_ns += thread_cpu_ns() - cpu0;
 }
 
 /* Sleeps a millisecond, naps times. */
@@ -144,10 +132,8 @@ __attribute__((noinline)) void dlt_nap(int naps)
 /* Busy for ms, touching pages fresh pages on the way. */
 __attribute__((noinline)) void dlt_spin_touch(int ms, int pages)
 {
-	unsigned long long cpu0 = thread_cpu_ns();
 	double start = mono_ms();
 
 	dlt_touch_pages(pages);
 	spin_until(start + ms);
-	dlt_thread_cpu_ns += thread_cpu_ns() - cpu0;
 }

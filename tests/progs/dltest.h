@@ -13,8 +13,6 @@ void dlt_outer(jmp_buf env);
 void dlt_touch_pages(int pages);
 int dlt_apply(int (*fn)(int, int), int a);
 int dlt_ifunc_add(int a, int b);
-/* CPU time the spinning functions spent, by the thread's own clock: the tests' oracle. */
-extern unsigned long long dlt_thread_cpu_ns;
 void dlt_spin_ms(int ms);
 void dlt_spin_migrate(int ms);
 void dlt_nap(int naps);

@@ -4,6 +4,10 @@
  * Usage: dltest_driver [--wait] MODE ARGS...
  *   --wait: print "ready <pid>" and wait for a line on stdin before working,
  *           and for another one before exiting (for -p tests).
+ * The modes whose counters the tests check measure each probed call themselves,
+ * by the thread's own clocks and rusage, and print the sums on stderr
+ * ("dltest: page_faults N"): the tests compare the profiler with that, never
+ * with a figure that assumes a page size, THP or scheduler settings.
  */
 #include <dlfcn.h>
 #include <sched.h>
@@ -15,11 +19,110 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "dltest.h"
 
 static volatile int sink;
+
+/* Per-call walls kept for the median: more calls than any test makes. */
+#define MAX_MEASURED 4096
+
+/* The calling thread's own view of the calls wrapped in MEASURED(). */
+static struct {
+	unsigned long long thread_cpu_ns;
+	unsigned long long page_faults;		/* ru_minflt + ru_majflt */
+	unsigned long long context_switches;	/* ru_nvcsw + ru_nivcsw */
+	unsigned long long wall_ns[MAX_MEASURED];
+	long calls;
+} oracle;
+
+struct sample {
+	unsigned long long cpu_ns, wall_ns, faults, switches;
+};
+
+static unsigned long long clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static void sample_rusage(struct sample *s)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		exit(5);
+	s->faults = (unsigned long long)(ru.ru_minflt + ru.ru_majflt);
+	s->switches = (unsigned long long)(ru.ru_nvcsw + ru.ru_nivcsw);
+}
+
+static void sample_clocks(struct sample *s)
+{
+	s->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	s->wall_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * The counters are read next to the call, the clocks outside them, so that
+ * a first read of a clock (the vDSO's pages faulting in) is not counted.
+ */
+static void sample_begin(struct sample *s)
+{
+	sample_clocks(s);
+	sample_rusage(s);
+}
+
+static void sample_end(struct sample *s)
+{
+	sample_rusage(s);
+	sample_clocks(s);
+}
+
+static void oracle_add(const struct sample *a, const struct sample *b)
+{
+	oracle.thread_cpu_ns += b->cpu_ns - a->cpu_ns;
+	oracle.page_faults += b->faults - a->faults;
+	oracle.context_switches += b->switches - a->switches;
+	if (oracle.calls < MAX_MEASURED)
+		oracle.wall_ns[oracle.calls] = b->wall_ns - a->wall_ns;
+	oracle.calls++;
+}
+
+/* Run one probed call between two samples of the thread's own counters. */
+#define MEASURED(call)					\
+	do {						\
+		struct sample s0_, s1_;			\
+							\
+		sample_begin(&s0_);			\
+		call;					\
+		sample_end(&s1_);			\
+		oracle_add(&s0_, &s1_);			\
+	} while (0)
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void oracle_print(void)
+{
+	long n = oracle.calls < MAX_MEASURED ? oracle.calls : MAX_MEASURED;
+
+	if (!oracle.calls)
+		return;
+	qsort(oracle.wall_ns, (size_t)n, sizeof(oracle.wall_ns[0]), cmp_ull);
+	fprintf(stderr, "dltest: calls %ld\n", oracle.calls);
+	fprintf(stderr, "dltest: thread_cpu_ns %llu\n", oracle.thread_cpu_ns);
+	fprintf(stderr, "dltest: page_faults %llu\n", oracle.page_faults);
+	fprintf(stderr, "dltest: context_switches %llu\n", oracle.context_switches);
+	fprintf(stderr, "dltest: wall_ns_p50 %llu\n", oracle.wall_ns[(n - 1) / 2]);
+}
 
 static void wait_line(void)
 {
@@ -72,7 +175,7 @@ static int run(int argc, char **argv)
 			sink = dlt_recurse((int)n);
 	} else if (!strcmp(mode, "sleep")) {	/* sleep MS N */
 		for (long i = 0; i < m; i++)
-			dlt_sleep_ms((int)n);
+			MEASURED(dlt_sleep_ms((int)n));
 	} else if (!strcmp(mode, "longjmp")) {	/* longjmp N M: N escapes from dlt_longjmp, N from dlt_outer, then M dlt_add */
 		for (long i = 0; i < n; i++) {
 			jmp_buf env;
@@ -122,19 +225,19 @@ static int run(int argc, char **argv)
 			sink = (int)len(mode);
 	} else if (!strcmp(mode, "pages")) {	/* pages K N: N calls touching K fresh pages */
 		for (long i = 0; i < m; i++)
-			dlt_touch_pages((int)n);
+			MEASURED(dlt_touch_pages((int)n));
 	} else if (!strcmp(mode, "spin")) {	/* spin MS N */
 		for (long i = 0; i < m; i++)
-			dlt_spin_ms((int)n);
+			MEASURED(dlt_spin_ms((int)n));
 	} else if (!strcmp(mode, "migrate")) {	/* migrate MS N: each call changes CPU halfway */
 		for (long i = 0; i < m; i++)
-			dlt_spin_migrate((int)n);
+			MEASURED(dlt_spin_migrate((int)n));
 	} else if (!strcmp(mode, "nap")) {	/* nap K N: N calls sleeping K times */
 		for (long i = 0; i < m; i++)
-			dlt_nap((int)n);
+			MEASURED(dlt_nap((int)n));
 	} else if (!strcmp(mode, "spintouch")) {	/* spintouch MS K N */
 		for (long i = 0; i < atol(argv[3]); i++)
-			dlt_spin_touch((int)n, (int)m);
+			MEASURED(dlt_spin_touch((int)n, (int)m));
 	} else if (!strcmp(mode, "noise")) {	/* noise SECONDS: burn CPU and fault pages, unprofiled */
 		time_t end = time(NULL) + n;
 		long psz = sysconf(_SC_PAGESIZE);
@@ -190,8 +293,7 @@ int main(int argc, char **argv)
 		wait_line();
 	}
 	ret = run(argc - 1 - wait, argv + 1 + wait);
-	if (dlt_thread_cpu_ns)
-		fprintf(stderr, "dltest: thread_cpu_ns %llu\n", dlt_thread_cpu_ns);
+	oracle_print();
 	if (wait) {
 		printf("done\n");
 		fflush(stdout);

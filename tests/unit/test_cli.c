@@ -86,6 +86,28 @@ static void test_errors(void **state)
 	expect_error(ARGV("-l"), "needs an argument");
 	expect_error(ARGV("-l", "x", "-p", "12", "--", "true"), "exclude each other");
 	expect_error(ARGV("-l", "a,,b"), "empty name");
+	expect_error(ARGV("-l", "x", "--leave-running", "-d", "1"), "applies to a launched command");
+	expect_error(ARGV("-l", "x", "--kill-after", "2", "-p", "12"), "applies to a launched command");
+	expect_error(ARGV("-l", "x", "--kill-after", "0", "--", "true"), "positive number of seconds");
+	expect_error(ARGV("-l", "x", "--kill-after", "2", "--leave-running", "--", "true"), "exclude each other");
+}
+
+static void test_command_end_options(void **state)
+{
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(ARGV("-l", "x", "--", "true"), &o, err), 0);
+	assert_true(o.kill_after_s == KILL_AFTER_S_DEFAULT);
+	assert_false(o.leave_running);
+	cli_opts_free(&o);
+	assert_int_equal(parse(ARGV("-l", "x", "--kill-after", "0.5", "--", "true"), &o, err), 0);
+	assert_true(o.kill_after_s == 0.5);
+	cli_opts_free(&o);
+	assert_int_equal(parse(ARGV("-l", "x", "--leave-running", "--", "true"), &o, err), 0);
+	assert_true(o.leave_running);
+	cli_opts_free(&o);
 }
 
 static void test_help_without_lib(void **state)
@@ -157,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_full_command),
 		cmocka_unit_test(test_command_options_not_ours),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_command_end_options),
 		cmocka_unit_test(test_help_without_lib),
 		cmocka_unit_test(test_record_options),
 		cmocka_unit_test(test_selection),
