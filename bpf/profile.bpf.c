@@ -438,39 +438,62 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
  * get the trampoline back, so their returns are timed. The kernel drops
  * the pending returns of frames that are gone by its stack-pointer rule.
  */
-static __always_inline void restore_return_slots(void)
+/*
+ * One walk of the kernel's pending returns of this thread, newest first.
+ * Through bpf_loop(): the verifier checks one step, not 64 of them unrolled
+ * in every program that walks.
+ */
+struct slot_walk {
+	struct return_instance *ri;
+	__u64 tramp;
+	__u64 sp;		/* rearm: only slots above it */
+	__u32 found;
+	bool rearm;		/* the trampoline back in, rather than the original out */
+};
+
+static long slot_step(__u32 i, struct slot_walk *w)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
-	__u64 tramp = uretprobe_trampoline();
+	struct return_instance *ri = w->ri;
+	__u64 slot, orig, cur = 0;
 
-	for (int i = 0; i < DLPROF_MAX_DEPTH && ri && unwind_fix; i++) {
-		__u64 slot = BPF_CORE_READ(ri, stack), orig = BPF_CORE_READ(ri, orig_ret_vaddr), cur = 0;
-
-		/* A chained instance (tail call) shares its caller's slot, whose original comes later in the list. */
-		if (!BPF_CORE_READ(ri, chained) && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
-		    cur == tramp)
-			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
-		ri = BPF_CORE_READ(ri, next);
+	if (!ri)
+		return 1;
+	slot = BPF_CORE_READ(ri, stack);
+	orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	w->ri = BPF_CORE_READ(ri, next);
+	if (w->rearm) {
+		/* arch_uretprobe_is_alive(): a frame is alive while its slot is above the stack pointer. */
+		if (slot > w->sp && orig != w->tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
+		    cur == orig) {
+			w->found++;
+			if (unwind_fix)
+				bpf_probe_write_user((void *)slot, &w->tramp, sizeof(w->tramp));
+		}
+		return 0;
 	}
+	/* A chained instance (tail call) shares its caller's slot, whose original comes later in the list. */
+	if (!BPF_CORE_READ(ri, chained) && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
+	    cur == w->tramp) {
+		w->found++;
+		if (unwind_fix)
+			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
+	}
+	return 0;
 }
 
-/* The trampoline back into the slots of frames above sp that still hold their original. */
-static __always_inline void rearm_return_slots(__u64 sp)
+/* Returns the slots it found; they are written only with unwind_fix. */
+static __always_inline __u32 walk_return_slots(bool rearm, __u64 sp)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
-	__u64 tramp = uretprobe_trampoline();
+	struct slot_walk w = {
+		.ri = BPF_CORE_READ(task, utask, return_instances),
+		.tramp = uretprobe_trampoline(),
+		.sp = sp,
+		.rearm = rearm,
+	};
 
-	for (int i = 0; i < DLPROF_MAX_DEPTH && ri && unwind_fix; i++) {
-		__u64 slot = BPF_CORE_READ(ri, stack), orig = BPF_CORE_READ(ri, orig_ret_vaddr), cur = 0;
-
-		/* arch_uretprobe_is_alive(): a frame is alive while its slot is above the stack pointer. */
-		if (slot > sp && orig != tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
-		    cur == orig)
-			bpf_probe_write_user((void *)slot, &tramp, sizeof(tramp));
-		ri = BPF_CORE_READ(ri, next);
-	}
+	bpf_loop(DLPROF_MAX_DEPTH, slot_step, &w, 0);
+	return w.found;
 }
 
 /* Past the unwinder (sp above its entry): frames below sp are gone, the others armed again. */
@@ -479,7 +502,7 @@ static __always_inline void unwind_done(struct thread_calls *tc, __u64 sp)
 	if (!unwind_fix || !tc->unwinding || sp <= tc->unwind_sp)
 		return;
 	drop_dead_frames(tc, sp, false);
-	rearm_return_slots(sp);
+	walk_return_slots(true, sp);
 	tc->unwinding = UNWIND_NONE;
 }
 
@@ -489,14 +512,22 @@ static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
 	struct thread_calls *tc;
 	__u64 sp = PT_REGS_SP(ctx);
 
+	struct dlprof_diag *d;
+	__u32 found;
+
 	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
-	if (!unwind_fix || !tc || !tc->depth)
+	if (!tc || !tc->depth)
 		return 1;
 	if (cookie & DLPROF_COOKIE_UNWIND_CATCH) {
 		unwind_done(tc, sp);
 		return 1;
 	}
-	restore_return_slots();
+	/* Without unwind_fix (--unwind unsafe) the slots are only counted: the walk will fail. */
+	found = walk_return_slots(false, 0);
+	if (found && (d = get_diag()))
+		__sync_fetch_and_add(&d->unwind_slots, found);
+	if (!unwind_fix)
+		return 1;
 	/* A backtrace taken while an exception unwinds leaves it an exception. */
 	if (tc->unwinding != UNWIND_EXCEPTION)
 		tc->unwinding = cookie & DLPROF_COOKIE_UNWIND_WALK ? UNWIND_WALK : UNWIND_EXCEPTION;

@@ -102,6 +102,7 @@ struct dlprof_diag {
 	__u64 ringbuf_drops;	/* call records lost to a full ringbuf (aggregates still exact) */
 	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */
 	__u64 preempt_retries;	/* counter snapshots retaken because the thread was switched mid-probe */
+	__u64 unwind_slots;	/* hijacked return slots an unwinder met (written back when it may) */
 };
 
 #endif /* DLPROF_H */

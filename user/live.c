@@ -206,7 +206,8 @@ static int attach_all(struct live *l)
 	err = probe_table__attach(t, l->attacher, verbosity > 0, &l->info.functions_skipped);
 	if (err)
 		return err;
-	if (l->unwind_fix) {
+	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
+	if (l->unwind_fix || l->opts.unwind_unsafe) {
 		size_t nr_hooks;
 
 		err = unwind_hooks__attach(l->attacher, l->opts.pid, &nr_hooks);
@@ -254,6 +255,7 @@ static int print_report(struct live *l, bool final)
 		return err;
 	}
 	l->info.orphan_returns = diag.orphan_returns;
+	l->info.unwind_slots = diag.unwind_slots;
 	l->info.incomplete = diag.stats_alloc_failed + diag.storage_failed;
 	if (final) {
 		uint64_t untimed = report_untimed_calls(l->rows, l->table.nr_funcs);

@@ -273,6 +273,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= json_object_object_add(doc, "detach_ms", json_object_new_double(info->detach_ms));
 	err |= json_object_object_add(doc, "detach_finished", json_object_new_boolean(!info->detach_unfinished));
 	err |= json_object_object_add(doc, "unwind_repair", json_object_new_boolean(info->unwind_repair));
+	err |= add_u64(doc, "unwind_slots", info->unwind_slots);
 	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
 	err |= add_u64(doc, "probe_run_ns", info->probe_run_ns);
 	err |= add_u64(doc, "probe_runs", info->probe_runs);

@@ -24,7 +24,8 @@ struct report_info {
 	double attach_ms;
 	double detach_ms;		/* 0 while attached (interval reports) */
 	bool detach_unfinished;
-	bool unwind_repair;		/* return probes are made safe for unwinders (bpf_probe_write_user) */		/* the kernel still held the detach when the profiler stopped waiting */
+	bool unwind_repair;		/* return probes are made safe for unwinders (bpf_probe_write_user) */
+	uint64_t unwind_slots;		/* hijacked return slots unwinders met (put back when unwind_repair) */		/* the kernel still held the detach when the profiler stopped waiting */
 	uint64_t max_rss_kib;		/* the profiler's own peak memory */
 	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1), else 0 */
 	uint64_t probe_runs;

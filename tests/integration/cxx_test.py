@@ -233,7 +233,6 @@ def test_cxx_no_sys_admin():
     check(not bad, "; ".join(bad))
 
 
-@modes("session")
 def test_cxx_unsafe_without_repair_aborts():
     """What the entry-only fallback prevents: where the kernel lets nothing repair the stack,
     --unwind unsafe puts the return probes back and an exception through them aborts."""
@@ -247,8 +246,14 @@ def test_cxx_unsafe_without_repair_aborts():
         out = os.path.join(tmp, "profile.json")
         p = subprocess.run(base_args(["-o", out, "--unwind", "unsafe", "--lib", CXX_LIB, "--", CXX_DRIVER,
                                       "throw3"]), capture_output=True, text=True, timeout=120)
-    check(p.returncode == 134 and "terminate called" in p.stderr,
-          f"--unwind unsafe without repair: want the abort the fallback prevents: rc {p.returncode} {p.stderr!r}")
+        check(p.returncode == 134 and "terminate called" in p.stderr,
+              f"--unwind unsafe without repair: want the abort the fallback prevents: rc {p.returncode} {p.stderr!r}")
+        doc = json.load(open(out))
+    # Each unwinder entry (the throw, then the terminate handler's rethrows) met the three hijacked
+    # frames (dlx_throw, descend, raise): the kernel's list of pending returns reads as the repair
+    # expects it.
+    slots = doc["unwind_slots"]
+    check(slots >= 3 and slots % 3 == 0, f"unwind_slots {slots}: want 3 per unwinder entry")
 
 
 if __name__ == "__main__":
