@@ -84,11 +84,15 @@ def start_waiting_driver(args):
 
 
 def start_profiler_on(pid, libs, extra=()):
-    args = base_args(extra)
+    args = list(extra)
     for lib in libs:
         args += ["--lib", lib]
-    prof = subprocess.Popen(args + ["-p", str(pid)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return start_profiler(args + ["-p", str(pid)])
+
+
+def start_profiler(extra):
+    """The profiler in the background (-p or every process), once it says it attached."""
+    prof = subprocess.Popen(base_args(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
     while True:
         line = prof.stderr.readline()

@@ -50,19 +50,6 @@ def outcomes(progs):
     return res
 
 
-def start_system_wide(extra):
-    args = base_args(extra)
-    prof = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = []
-    while True:
-        line = prof.stderr.readline()
-        seen.append(line)
-        if not line or "profiling" in line:
-            break
-    check("profiling" in line, f"profiler did not attach: {''.join(seen)!r}")
-    return prof
-
-
 def unwind_repair():
     """Whether this kernel lets dlprof-bpf repair the stack for unwinders (JSON unwind_repair)."""
     rc, doc, err = run_profiled([DRIVER, "exit", "0"])
@@ -80,7 +67,7 @@ def unharmed_under_libc_profile(funcs=()):
     extra = ["--lib", "libc.so.6"] + ([] if unwind_repair() else ["--unwind", "unsafe"])
     for f in funcs:
         extra += ["--func", f]
-    prof = start_system_wide(extra)
+    prof = start_profiler(extra)
     try:
         profiled = outcomes(progs)
     finally:
@@ -149,7 +136,7 @@ def test_beside_another_dlprof():
     """Two profilers on the same library: each keeps every function and counts exactly."""
     rc, solo, err = run_profiled([DRIVER, "count", "10"])
     check(rc == 0, f"rc {rc}: {err}")
-    first = start_system_wide(["--lib", LIB])
+    first = start_profiler(["--lib", LIB])
     try:
         rc, doc, err = run_profiled([DRIVER, "count", "30000"])
     finally:
