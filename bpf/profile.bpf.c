@@ -25,6 +25,8 @@ const volatile __u32 filter_mode = DLPROF_FILTER_ALL;
 const volatile __u32 follow_forks = 0;
 /* Perf events per call: slot cpu * DLPROF_MAX_EVENTS + k of perf_counters. */
 const volatile __u32 nr_events = 0;
+/* Per event slot: enum dlprof_task_counter, or 0 for a perf event of perf_counters. */
+const volatile __u32 event_task[DLPROF_MAX_EVENTS] = {};
 /* Send a call_record per call through the ringbuf (trace mode). */
 const volatile __u32 emit_records = 0;
 /* Wake the consumer only past this much unread data; it also drains on a timer. */
@@ -135,9 +137,31 @@ static __always_inline struct frame *frame_at(struct thread_calls *tc, __u32 i)
 
 static __always_inline struct dlprof_diag *get_diag(void);
 
+/* The current thread's own count (enum dlprof_task_counter). */
+static __always_inline __u64 task_counter(__u32 which)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	switch (which) {
+	case TASK_CTR_FAULTS:
+		return t->min_flt + t->maj_flt;
+	case TASK_CTR_MIN_FAULTS:
+		return t->min_flt;
+	case TASK_CTR_MAJ_FAULTS:
+		return t->maj_flt;
+	case TASK_CTR_SWITCHES:
+		return t->nvcsw + t->nivcsw;
+	case TASK_CTR_MIGRATIONS:
+		return t->se.nr_migrations;
+	default:
+		return 0;
+	}
+}
+
 /*
- * Read this CPU's counters into now[]. Returns the call_flags the reading
- * deserves (CALL_F_SCALED when a counter was multiplexed).
+ * Read this CPU's perf counters into now[] (task counters are read apart:
+ * read_virtual()). Returns the call_flags the reading deserves
+ * (CALL_F_SCALED when a counter was multiplexed).
  */
 static __always_inline __u32 read_counters(__u64 *now)
 {
@@ -149,6 +173,8 @@ static __always_inline __u32 read_counters(__u64 *now)
 
 		if (k >= nr_events)
 			break;
+		if (event_task[k])
+			continue;
 		if (bpf_perf_event_read_value(&perf_counters, base + k, &v, sizeof(v))) {
 			if ((d = get_diag()))
 				__sync_fetch_and_add(&d->counter_read_failed, 1);
@@ -179,7 +205,7 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 *vals)
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 			if (k >= nr_events)
 				break;
-			vals[k] = vcounter_value(&tc->ctr[k], now[k]);
+			vals[k] = event_task[k] ? task_counter(event_task[k]) : vcounter_value(&tc->ctr[k], now[k]);
 		}
 		barrier();
 		if (tc->gen == gen)
@@ -595,9 +621,9 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	f->sp = sp;
 	f->flags = 0;
 	if (tc->depth == 0) {
-		/* The virtual counters and the on-CPU clock start at zero. */
+		/* The virtual counters and the on-CPU clock start at zero; the task's own run on. */
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
-			f->snap[k] = 0;
+			f->snap[k] = k < nr_events && event_task[k] ? task_counter(event_task[k]) : 0;
 		f->oncpu0 = 0;
 		f->t0 = activate(tc);
 	} else {
@@ -745,7 +771,8 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
 					break;
-				vcounter_switch_out(&ptc->ctr[k], now[k]);
+				if (!event_task[k])
+					vcounter_switch_out(&ptc->ctr[k], now[k]);
 			}
 		}
 	}
@@ -756,7 +783,8 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
 					break;
-				vcounter_switch_in(&ntc->ctr[k], now[k]);
+				if (!event_task[k])
+					vcounter_switch_in(&ntc->ctr[k], now[k]);
 			}
 		}
 	}

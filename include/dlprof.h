@@ -20,6 +20,20 @@
 /* Room for per-call counters (perf events) beside the clock. */
 #define DLPROF_MAX_EVENTS	6
 
+/*
+ * Counters the kernel already keeps per task (task_struct): read at entry
+ * and return with no perf event and no context-switch bookkeeping, exact
+ * per thread. They match getrusage(RUSAGE_THREAD). 0: a perf event.
+ */
+enum dlprof_task_counter {
+	TASK_CTR_NONE = 0,
+	TASK_CTR_FAULTS,	/* min_flt + maj_flt */
+	TASK_CTR_MIN_FAULTS,	/* min_flt */
+	TASK_CTR_MAJ_FAULTS,	/* maj_flt */
+	TASK_CTR_SWITCHES,	/* nvcsw + nivcsw: times the thread was switched out */
+	TASK_CTR_MIGRATIONS,	/* se.nr_migrations */
+};
+
 /* Kernel-side filter modes (rodata filter_mode). */
 enum dlprof_filter {
 	DLPROF_FILTER_ALL = 0,		/* every process */

@@ -7,8 +7,9 @@
 
 #include "events.h"
 
-#define HW(n, c, h) { n, PERF_TYPE_HARDWARE, PERF_COUNT_HW_##c, true, h }
-#define SW(n, c, h) { n, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##c, false, h }
+#define HW(n, c, h) { n, PERF_TYPE_HARDWARE, PERF_COUNT_HW_##c, true, TASK_CTR_NONE, h }
+/* Software events the kernel also counts in task_struct: read there, exact and cheap. */
+#define TASK(n, c, t, h) { n, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##c, false, TASK_CTR_##t, h }
 
 static const struct event_def events[] = {
 	HW("cycles", CPU_CYCLES, "CPU cycles"),
@@ -18,11 +19,11 @@ static const struct event_def events[] = {
 	HW("branch-instructions", BRANCH_INSTRUCTIONS, "branches retired"),
 	HW("branch-misses", BRANCH_MISSES, "mispredicted branches"),
 	HW("ref-cycles", REF_CPU_CYCLES, "cycles at the reference (TSC) rate"),
-	SW("page-faults", PAGE_FAULTS, "page faults, minor and major"),
-	SW("minor-faults", PAGE_FAULTS_MIN, "page faults served without I/O"),
-	SW("major-faults", PAGE_FAULTS_MAJ, "page faults that needed I/O"),
-	SW("context-switches", CONTEXT_SWITCHES, "times the thread was switched in"),
-	SW("cpu-migrations", CPU_MIGRATIONS, "moves of the thread to another CPU"),
+	TASK("page-faults", PAGE_FAULTS, FAULTS, "page faults, minor and major"),
+	TASK("minor-faults", PAGE_FAULTS_MIN, MIN_FAULTS, "page faults served without I/O"),
+	TASK("major-faults", PAGE_FAULTS_MAJ, MAJ_FAULTS, "page faults that needed I/O"),
+	TASK("context-switches", CONTEXT_SWITCHES, SWITCHES, "times the thread was switched out"),
+	TASK("cpu-migrations", CPU_MIGRATIONS, MIGRATIONS, "moves of the thread to another CPU"),
 };
 
 #define NR_EVENTS (sizeof(events) / sizeof(events[0]))
@@ -56,7 +57,11 @@ static int perf_open(const struct event_def *ev, int cpu)
 
 int event_probe(const struct event_def *ev)
 {
-	int fd = perf_open(ev, 0);
+	int fd;
+
+	if (ev->task)
+		return 0;
+	fd = perf_open(ev, 0);
 
 	if (fd < 0)
 		return fd;
@@ -142,7 +147,7 @@ void event_list_print(FILE *out)
 		int e = event_probe(&events[i]);
 
 		fprintf(out, "%-22s %-9s %-14s %s\n", events[i].name,
-			events[i].hardware ? "hardware" : "software",
+			events[i].hardware ? "hardware" : events[i].task ? "task" : "software",
 			!e ? "supported" : events[i].hardware && no_pmu_reason(e) ? "no PMU" : "unsupported",
 			events[i].help);
 	}
@@ -166,7 +171,11 @@ int event_set_open(const struct event_set *set, int nr_cpus, int *fds)
 		fds[i] = -1;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		for (size_t k = 0; k < set->cnt; k++) {
-			int fd = perf_open(set->ev[k], cpu);
+			int fd;
+
+			if (set->ev[k]->task)
+				continue;
+			fd = perf_open(set->ev[k], cpu);
 
 			/* A possible CPU that is offline has nothing to count. */
 			if (fd == -ENODEV)

@@ -15,6 +15,7 @@ struct event_def {
 	uint32_t type;		/* PERF_TYPE_* */
 	uint64_t config;
 	bool hardware;		/* needs a hardware PMU */
+	uint32_t task;		/* enum dlprof_task_counter: read from the thread itself, no perf event */
 	const char *help;
 };
 
@@ -45,8 +46,9 @@ int event_set_default(struct event_set *set, bool *no_pmu);
 void event_list_print(FILE *out);
 
 /*
- * Open every event of set on every possible CPU (counting everything on
- * that CPU: the BPF side virtualizes per thread). fds gets nr_cpus *
+ * Open every perf event of set on every possible CPU (counting everything
+ * on that CPU: the BPF side virtualizes per thread; task counters need no
+ * fd). fds gets nr_cpus *
  * DLPROF_MAX_EVENTS entries, index cpu * DLPROF_MAX_EVENTS + k, unused
  * slots -1. Returns 0 or -errno (and closes what it opened).
  */

@@ -138,6 +138,8 @@ static int load_bpf(struct live *l, enum attach_mode mode)
 	l->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
 	l->skel->rodata->follow_forks = l->opts.command != NULL;
 	l->skel->rodata->nr_events = (__u32)l->events.cnt;
+	for (size_t k = 0; k < l->events.cnt; k++)
+		l->skel->rodata->event_task[k] = l->events.ev[k]->task;
 	l->skel->rodata->unwind_fix = l->unwind_fix;
 	if (l->opts.record) {
 		l->skel->rodata->emit_records = 1;
