@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "cli.h"
-#include "messages.h"
-#include "probe_attach.h"
-#include "probe_table.h"
+#include "probe/attach.h"
+#include "cmd/cli.h"
+#include "util/messages.h"
+#include "probe/probe_attach.h"
+#include "probe/probe_table.h"
 #include "probe_floor.skel.h"
 
 static int run_command(char **argv)

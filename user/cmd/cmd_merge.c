@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/output_file.h"
+#include "trace/trace_block.h"
+#include "cmd/trace_cmds.h"
+#include "trace/trace_dlt.h"
+#include "trace/trace_input.h"
+#include "cmd/trace_term.h"
+
+static const char usage[] =
+	"usage: dlprof-bpf merge DIR|FILE.dlt -o FILE.dlt [--compress=none|zlib|zlib:LEVEL]\n";
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "compress", required_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static void write_error(const char *out, int err)
+{
+	errmsg("cannot write %s: %s; free some space or choose another file with -o", out,
+		     strerror(-err));
+}
+
+static int merge(struct trace_input *in, const char *out, enum trace_compression comp,
+		 int level)
+{
+	struct trace_progress prog;
+	struct trace_losses l;
+	struct trace_meta *meta = NULL;
+	struct dlt_writer *w;
+	const struct call_record *r;
+	__u64 n = 0;
+	int ret, err;
+
+	w = dlt_writer__new(out, comp, level, 0);
+	if (!w) {
+		errmsg("cannot create %s: %s; choose a writable place with -o", out,
+			     strerror(errno));
+		return 1;
+	}
+	trace_progress_init(&prog, "merging");
+	while ((ret = trace_input__next(in, &r)) > 0) {
+		err = dlt_writer__add(w, r);
+		if (err) {
+			trace_progress_done(&prog);
+			write_error(out, err);
+			goto fail;
+		}
+		if (!(++n & 0xffff))
+			trace_progress_update(&prog, in);
+	}
+	trace_progress_done(&prog);
+	if (ret < 0) {
+		errmsg("merge failed: %s; try on a machine with more memory", strerror(-ret));
+		goto fail;
+	}
+	meta = trace_meta__dup(trace_input__meta(in));
+	if (!meta) {
+		errmsg("out of memory");
+		goto fail;
+	}
+	trace_input__losses(in, &l);
+	meta->merge.damaged_blocks = l.damaged;
+	meta->merge.skipped_bytes = l.skipped_bytes;
+	meta->merge.skipped_records = l.skipped_records;
+	err = dlt_writer__finish(w, meta);
+	if (err) {
+		write_error(out, err);
+		goto fail;
+	}
+	trace_report_damage(in, true);
+	printf("%s: %" PRIu64 " records, %" PRIu64 " bytes\n", out, (uint64_t)n,
+	       (uint64_t)dlt_writer__bytes(w));
+	trace_meta__free(meta);
+	dlt_writer__free(w);
+	return 0;
+
+fail:
+	trace_meta__free(meta);
+	dlt_writer__free(w);
+	return 1;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	enum trace_compression comp = TRACE_COMP_ZLIB;
+	int level = TRACE_ZLIB_LEVEL_DEFAULT, c, ret;
+	const char *out = NULL;
+	struct trace_input *in;
+	char err[512];
+
+	optind = 0;	/* reset getopt: main may have used it, tests call us repeatedly */
+	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'c':
+			if (trace_compression_parse(optarg, &comp, &level)) {
+				errmsg("bad --compress '%s'; use none, zlib or zlib:1-9", optarg);
+				return TRACE_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return TRACE_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || !out) {
+		errmsg("merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
+		return TRACE_EXIT_USAGE;
+	}
+	/* Before reading anything: a refused output is the whole answer. */
+	if (output_file__check(out, argv[optind], err, sizeof(err))) {
+		errmsg("%s", err);
+		return 1;
+	}
+	ret = trace_input__open(&in, argv[optind], err, sizeof(err));
+	if (ret) {
+		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+		return 1;
+	}
+	ret = merge(in, out, comp, level);
+	trace_input__free(in);
+	return ret;
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/trace_term.h"
+
+/* Damage lines beyond this many are counted, not listed. */
+#define DAMAGE_LINES_MAX 10
+
+int trace_cmd_read(int argc, char **argv, const char *cmd, const char *flag, const char *usage,
+		   int (*run)(struct trace_input *in, bool flag))
+{
+	const struct option long_opts[] = {
+		{ flag, no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct trace_input *in;
+	bool flag_set = false;
+	char err[512];
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			flag_set = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return TRACE_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		errmsg("%s needs one trace directory or .dlt file; see 'dlprof-bpf %s --help'", cmd, cmd);
+		return TRACE_EXIT_USAGE;
+	}
+	if (trace_input__open(&in, argv[optind], err, sizeof(err))) {
+		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+		return 1;
+	}
+	ret = run(in, flag_set);
+	trace_input__free(in);
+	return ret;
+}
+
+/* Damage said of a shard as a whole, or of its end: no bytes to point at. */
+static bool whole_shard(enum trace_damage_reason why)
+{
+	return why == TRACE_DMG_MISSING || why == TRACE_DMG_FOREIGN || why == TRACE_DMG_SHORT;
+}
+
+void trace_report_damage(const struct trace_input *in, bool per_place)
+{
+	const struct trace_merge *m = trace_input__merge(in);
+	size_t n = trace_merge__nr_damage(m), shown = 0, hidden = 0;
+	struct trace_losses l;
+	char line[512], recs[32];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct merge_damage *d = trace_merge__damage(m, i);
+		/* Another recording's shard mixed in is named by every command, not summed up. */
+		bool foreign = d->d.reason == TRACE_DMG_FOREIGN;
+
+		if (!per_place && !foreign)
+			continue;
+		if (shown >= DAMAGE_LINES_MAX && !foreign) {
+			hidden++;
+			continue;
+		}
+		shown++;
+		recs[0] = 0;
+		if (d->d.records)
+			snprintf(recs, sizeof(recs), "%" PRIu64 " records", (uint64_t)d->d.records);
+		if (whole_shard(d->d.reason))
+			errmsg("%s: %s%s%s%s", d->source, trace_damage_reason_str(d->d.reason),
+			       recs[0] ? " (" : "", recs, recs[0] ? " lost)" : "");
+		else
+			errmsg("%s: skipped %" PRIu64 " bytes at offset %" PRIu64 " (%s%s%s)", d->source,
+			       (uint64_t)d->d.bytes, (uint64_t)d->d.offset,
+			       trace_damage_reason_str(d->d.reason), recs[0] ? ", " : "", recs);
+	}
+	if (hidden)
+		errmsg("... and %zu more damaged places", hidden);
+	trace_input__losses(in, &l);
+	if (trace_losses_describe(&l, line, sizeof(line)))
+		errmsg("%s", line);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void trace_progress_init(struct trace_progress *p, const char *what)
+{
+	p->on = isatty(STDERR_FILENO);
+	p->shown = false;
+	/* Short runs finish before the first redraw and print nothing. */
+	p->next_s = mono_s() + 0.5;
+	p->what = what;
+}
+
+void trace_progress_update(struct trace_progress *p, const struct trace_input *in)
+{
+	struct trace_merge_stats st;
+	double now;
+
+	if (!p->on)
+		return;
+	now = mono_s();
+	if (now < p->next_s)
+		return;
+	p->next_s = now + 0.25;
+	trace_merge__stats(trace_input__merge(in), &st);
+	fprintf(stderr, "\r%s: %3.0f%%, %" PRIu64 " records", p->what,
+		100.0 * trace_input__progress(in), (uint64_t)st.records);
+	p->shown = true;
+}
+
+void trace_progress_done(struct trace_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Reading the in-kernel aggregates of a loaded profile. */
+#ifndef DLPROF_KERNEL_STATS_H
+#define DLPROF_KERNEL_STATS_H
+
+#include "dlprof.h"
+#include "probe/probe_table.h"
+#include "output/report.h"
+
+struct profile_bpf;
+
+/*
+ * Fill rows[i] (i < t->nr_funcs) from the per-CPU maps, summed over CPUs,
+ * and *diag with the profiler-wide counters. Returns 0 or -errno.
+ */
+/* The diagnostics of each possible CPU into per_cpu (libbpf_num_possible_cpus() entries). */
+int kernel_diag_read(struct profile_bpf *skel, struct dlprof_diag *per_cpu);
+/* sum = the diagnostics of all CPUs added up. */
+void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_diag *sum);
+
+/*
+ * Time the probe programs spent running and how often they ran, summed
+ * (the kernel counts only while sysctl kernel.bpf_stats_enabled is 1).
+ */
+void kernel_probe_runtime(struct profile_bpf *skel, uint64_t *run_ns, uint64_t *runs);
+
+int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
+		      struct report_row *rows, struct dlprof_diag *diag);
+
+#endif /* DLPROF_KERNEL_STATS_H */
