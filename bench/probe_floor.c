@@ -42,6 +42,7 @@ static int run_command(char **argv)
 int main(int argc, char **argv)
 {
 	struct profile_opts opts = {};
+	struct probe_selection sel;
 	struct probe_table table = {};
 	struct probe_floor_bpf *skel = NULL;
 	struct attacher *a = NULL;
@@ -76,7 +77,8 @@ int main(int argc, char **argv)
 		errmsg("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = probe_table__build(&table, &opts, 0, 0, msg, sizeof(msg));
+	cli_selection(&opts, &sel);
+	err = probe_table__build(&table, &sel, 0, 0, msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		goto cleanup;

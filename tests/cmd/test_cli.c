@@ -159,17 +159,19 @@ static void test_selection(void **state)
 	char *argv[] = { "dlprof-bpf", "-l", "x", "-f", "foo_*,bar", "-x", "foo_debug*", NULL };
 	char *no_aliases[] = { NULL };
 	char *aliases[] = { "foo_alias", NULL };
+	struct probe_selection sel;
 	struct profile_opts o;
 	char err[256];
 
 	(void)state;
 	assert_int_equal(parse(argv, &o, err), 0);
-	assert_true(probe_table_selects(&o, "foo_x", no_aliases));
-	assert_true(probe_table_selects(&o, "bar", no_aliases));
-	assert_false(probe_table_selects(&o, "barx", no_aliases));
-	assert_false(probe_table_selects(&o, "foo_debug_dump", no_aliases));
+	cli_selection(&o, &sel);
+	assert_true(probe_table_selects(&sel, "foo_x", no_aliases));
+	assert_true(probe_table_selects(&sel, "bar", no_aliases));
+	assert_false(probe_table_selects(&sel, "barx", no_aliases));
+	assert_false(probe_table_selects(&sel, "foo_debug_dump", no_aliases));
 	/* An alias that matches selects the function. */
-	assert_true(probe_table_selects(&o, "zzz", aliases));
+	assert_true(probe_table_selects(&sel, "zzz", aliases));
 	cli_opts_free(&o);
 }
 

@@ -9,7 +9,6 @@
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
-#include "util/array.h"
 
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
 
@@ -39,17 +38,13 @@ static int push_split(struct str_list *l, const char *arg, const char *opt, char
 
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		char **slot;
+		int ret;
 
 		if (!len)
 			return fail(err, err_sz, "--%s: empty name in '%s'", opt, arg);
-		slot = ARRAY_SLOT(l->items, l->cnt);
-		if (!slot)
-			return -ENOMEM;
-		*slot = strndup(p, len);
-		if (!*slot)
-			return -ENOMEM;
-		l->cnt++;
+		ret = str_list_push(l, p, len);
+		if (ret)
+			return ret;
 		if (!p[len])
 			return 0;
 		p += len + 1;
@@ -361,15 +356,6 @@ int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, cha
 	return 0;
 }
 
-static void str_list_free(struct str_list *l)
-{
-	for (size_t i = 0; i < l->cnt; i++)
-		free(l->items[i]);
-	free(l->items);
-	l->items = NULL;
-	l->cnt = 0;
-}
-
 void cli_opts_free(struct profile_opts *opts)
 {
 	if (!opts)
@@ -377,4 +363,14 @@ void cli_opts_free(struct profile_opts *opts)
 	str_list_free(&opts->libs);
 	str_list_free(&opts->funcs);
 	str_list_free(&opts->excludes);
+}
+
+void cli_selection(const struct profile_opts *opts, struct probe_selection *sel)
+{
+	*sel = (struct probe_selection){
+		.libs = opts->libs,
+		.funcs = opts->funcs,
+		.excludes = opts->excludes,
+		.placement_entry = opts->placement_entry,
+	};
 }

@@ -9,10 +9,9 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-struct str_list {
-	char **items;		/* owned copies */
-	size_t cnt;
-};
+#include "probe/probe_table.h"
+#include "util/str_list.h"
+
 
 struct profile_opts {
 	struct str_list libs;		/* --lib */
@@ -51,5 +50,7 @@ struct profile_opts {
 int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz);
 void cli_print_help(FILE *out, bool record);
 void cli_opts_free(struct profile_opts *opts);
+/* What opts select, for the probe table; borrows opts' lists. */
+void cli_selection(const struct profile_opts *opts, struct probe_selection *sel);
 
 #endif /* DLPROF_CLI_H */

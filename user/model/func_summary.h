@@ -30,6 +30,14 @@ struct func_summary {
 	uint64_t counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
 };
 
+/* One probed function and what it did: what every front end reads. */
+struct func_profile {
+	const char *lib;		/* as the selection shows it (an absolute path) */
+	const char *func;
+	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed */
+	struct func_summary s;
+};
+
 /*
  * Value at quantile q (0 < q <= 1) of the count values in hist: the
  * midpoint of the bucket holding the ceil(q*count)-th smallest value,

@@ -8,13 +8,12 @@
 #include "probe/kernel_stats.h"
 
 _Static_assert(sizeof(struct dlprof_diag) % sizeof(__u64) == 0, "dlprof_diag holds only __u64 counters");
-#include "profile.skel.h"
 
-int kernel_diag_read(struct profile_bpf *skel, struct dlprof_diag *per_cpu)
+int kernel_diag_read(const struct kernel_maps *km, struct dlprof_diag *per_cpu)
 {
 	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.diag), &zero, per_cpu))
+	if (bpf_map_lookup_elem(km->diag_fd, &zero, per_cpu))
 		return -errno;
 	return 0;
 }
@@ -32,17 +31,13 @@ void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_
 			out[i] += in[(size_t)c * n + i];
 }
 
-void kernel_probe_runtime(struct profile_bpf *skel, uint64_t *run_ns, uint64_t *runs)
+void kernel_probe_runtime(const struct kernel_maps *km, uint64_t *run_ns, uint64_t *runs)
 {
-	const struct bpf_program *progs[] = {
-		skel->progs.dlprof_entry, skel->progs.dlprof_return, skel->progs.dlprof_session,
-	};
-
 	*run_ns = *runs = 0;
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+	for (size_t i = 0; i < sizeof(km->prog_fds) / sizeof(km->prog_fds[0]); i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(progs[i]);
+		int fd = km->prog_fds[i];
 
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
@@ -51,12 +46,12 @@ void kernel_probe_runtime(struct profile_bpf *skel, uint64_t *run_ns, uint64_t *
 	}
 }
 
-int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
-		      struct report_row *rows, struct dlprof_diag *diag)
+int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
+		      struct func_profile *rows, struct dlprof_diag *diag)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	int stats_fd = bpf_map__fd(skel->maps.stats);
-	int calls_fd = bpf_map__fd(skel->maps.call_counts);
+	int stats_fd = km->stats_fd;
+	int calls_fd = km->calls_fd;
 	struct dlprof_diag *diag_cpu = NULL;
 	struct func_stats *stats = NULL;
 	__u64 *calls_cpu = NULL;
@@ -87,7 +82,7 @@ int kernel_stats_read(struct profile_bpf *skel, const struct probe_table *t,
 		rows[id].entry_only = t->funcs[id].entry_only;
 		func_summary_build(&rows[id].s, stats, calls);
 	}
-	err = kernel_diag_read(skel, diag_cpu);
+	err = kernel_diag_read(km, diag_cpu);
 	if (err)
 		goto cleanup;
 	kernel_diag_sum(diag_cpu, ncpu, diag);

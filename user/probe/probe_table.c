@@ -27,7 +27,7 @@ static int any_name_matches(const char *pattern, const char *name, char *const *
 	return 0;
 }
 
-int probe_table_selects(const struct profile_opts *opts, const char *name, char *const *aliases)
+int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases)
 {
 	int keep = !opts->funcs.cnt;
 
@@ -86,7 +86,7 @@ static void lib_image_free(struct lib_image *img)
  * bytes in the file, a host it does not know) stays at its entry; one that
  * no nearby instruction can carry is left out (-ENOENT).
  */
-static int place_func(const struct profile_opts *opts, const struct elf_func *f,
+static int place_func(const struct probe_selection *opts, const struct elf_func *f,
 		      const struct lib_image *img, const uint64_t *starts, size_t nr_starts,
 		      uint64_t *offset)
 {
@@ -136,7 +136,7 @@ static int add_name(char ***names, size_t *cnt, const char *name)
 
 /* unwound_unfixed: unwinding may cross every function of the library, and nothing repairs it. */
 static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
-			 const struct lib_image *img, const struct profile_opts *opts, bool unwound_unfixed)
+			 const struct lib_image *img, const struct probe_selection *opts, bool unwound_unfixed)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	uint64_t *starts = NULL;
@@ -199,7 +199,7 @@ static void names_free(char **names, size_t cnt)
 }
 
 /* The names of the IFUNCs the globs select, before resolution moves or drops them. */
-static int selected_ifuncs(const struct elf_func_list *elf, const struct profile_opts *opts,
+static int selected_ifuncs(const struct elf_func_list *elf, const struct probe_selection *opts,
 			   char ***out, size_t *cnt)
 {
 	char **names = NULL;
@@ -241,7 +241,7 @@ static size_t names_missing(const struct elf_func_list *elf, char **names, size_
 	return missing;
 }
 
-static int load_lib(struct probe_table *t, size_t lib_idx, const struct profile_opts *opts,
+static int load_lib(struct probe_table *t, size_t lib_idx, const struct probe_selection *opts,
 		    unsigned int flags, char *err, size_t err_sz)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
@@ -286,7 +286,7 @@ cleanup:
 	return ret;
 }
 
-static void describe_globs(const struct profile_opts *opts, char *buf, size_t sz)
+static void describe_globs(const struct probe_selection *opts, char *buf, size_t sz)
 {
 	size_t off = 0;
 
@@ -298,7 +298,7 @@ static void describe_globs(const struct profile_opts *opts, char *buf, size_t sz
 					opts->excludes.items[i]);
 }
 
-int probe_table__build(struct probe_table *t, const struct profile_opts *opts, pid_t pid,
+int probe_table__build(struct probe_table *t, const struct probe_selection *opts, pid_t pid,
 		       unsigned int flags, char *err, size_t err_sz)
 {
 	char where[1024], globs[512];

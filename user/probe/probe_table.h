@@ -12,9 +12,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cmd/cli.h"
+#include "util/str_list.h"
 #include "model/func_summary.h"
 #include "elf/lib_resolve.h"
+
+/* What to probe, as any front end states it. The lists are borrowed. */
+struct probe_selection {
+	struct str_list libs;		/* paths, sonames or globs */
+	struct str_list funcs;		/* include globs (none: every function) */
+	struct str_list excludes;
+	bool placement_entry;		/* probes stay on the entry unless it cannot take one */
+};
 
 struct probe_lib {
 	const struct lib_file *file;	/* in probe_table.files */
@@ -61,11 +69,11 @@ enum probe_table_flags {
 	PROBE_TABLE_NO_UNWIND_FIX = 1 << 0,
 };
 
-int probe_table__build(struct probe_table *t, const struct profile_opts *opts, pid_t pid,
+int probe_table__build(struct probe_table *t, const struct probe_selection *opts, pid_t pid,
 		       unsigned int flags, char *err, size_t err_sz);
 void probe_table__free(struct probe_table *t);
 
 /* Whether a function named by these names passes the include/exclude globs. */
-int probe_table_selects(const struct profile_opts *opts, const char *name, char *const *aliases);
+int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases);
 
 #endif /* DLPROF_PROBE_TABLE_H */

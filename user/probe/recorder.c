@@ -7,7 +7,6 @@
 
 #include "probe/kernel_stats.h"
 #include "probe/proc_info.h"
-#include "profile.skel.h"
 #include "probe/recorder.h"
 #include "trace/trace_writer.h"
 
@@ -15,7 +14,7 @@
 #define FLUSH_INTERVAL_NS 1000000000ull
 
 struct recorder {
-	struct profile_bpf *skel;
+	struct kernel_maps maps;
 	struct ring_buffer *rb;
 	struct trace_writer *writer;
 	struct dlprof_diag *diag;	/* per CPU */
@@ -86,7 +85,7 @@ static int fill_meta(struct recorder *r, const struct probe_table *t, const stru
 	return err ?: trace_writer__write_meta(r->writer);
 }
 
-struct recorder *recorder__new(struct profile_bpf *skel, const struct probe_table *t,
+struct recorder *recorder__new(const struct kernel_maps *maps, const struct probe_table *t,
 			       const struct event_set *events, const struct recorder_opts *opts)
 {
 	struct trace_writer_opts wopts = { .no_compress = opts->no_compress };
@@ -96,7 +95,7 @@ struct recorder *recorder__new(struct profile_bpf *skel, const struct probe_tabl
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	r->skel = skel;
+	r->maps = *maps;
 	r->nr_cpus = libbpf_num_possible_cpus();
 	if (r->nr_cpus <= 0) {
 		err = -EINVAL;
@@ -116,7 +115,7 @@ struct recorder *recorder__new(struct profile_bpf *skel, const struct probe_tabl
 	err = fill_meta(r, t, events);
 	if (err)
 		goto fail;
-	r->rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, r, NULL);
+	r->rb = ring_buffer__new(maps->records_fd, on_record, r, NULL);
 	if (!r->rb) {
 		err = -errno;
 		goto fail;
@@ -143,7 +142,7 @@ static int flush(struct recorder *r, uint64_t now)
 {
 	int err;
 
-	err = kernel_diag_read(r->skel, r->diag);
+	err = kernel_diag_read(&r->maps, r->diag);
 	err = trace_writer__flush(r->writer, now, err ? NULL : r->diag) ?: err;
 	r->last_flush_ns = now;
 	if (err && !r->write_err)

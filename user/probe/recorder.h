@@ -11,9 +11,9 @@
 
 #include "dlprof.h"
 #include "probe/events.h"
+#include "probe/kernel_stats.h"
 #include "probe/probe_table.h"
 
-struct profile_bpf;
 struct recorder;
 
 struct recorder_opts {
@@ -22,7 +22,7 @@ struct recorder_opts {
 };
 
 /* Creates the trace directory and its metadata. NULL with errno set (EEXIST: not empty). */
-struct recorder *recorder__new(struct profile_bpf *skel, const struct probe_table *t,
+struct recorder *recorder__new(const struct kernel_maps *maps, const struct probe_table *t,
 			       const struct event_set *events, const struct recorder_opts *opts);
 int recorder__set_attach(struct recorder *r, const char *mode, double ms, uint64_t skipped);
 /* The fd to poll: readable when the BPF side woke the consumer. */
