@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,17 @@
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
 
 struct cli_option {
-	bool record_only;
+	unsigned int cmds;	/* enum cli_cmd mask: the commands that take it */
 	const char *name;
 	char short_name;	/* 0: long only */
-	const char *arg_name;	/* NULL: a flag */
+	const char *arg_name;	/* NULL: takes no argument */
 	const char *help;
-	opt_handler handle;
+	opt_handler handle;	/* NULL: a flag, the bool at flag_off set */
+	size_t flag_off;
 };
+
+/* A flag option needs no handler: the table says which bool it sets. */
+#define FLAG(field) .flag_off = offsetof(struct profile_opts, field)
 
 static int fail(char *err, size_t err_sz, const char *fmt, ...)
 {
@@ -109,13 +114,6 @@ static int on_kill_after(struct profile_opts *o, const char *arg, char *err, siz
 	return parse_seconds(arg, "-kill-after", &o->kill_after_s, err, err_sz);
 }
 
-static int on_leave_running(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
-{
-	(void)arg; (void)err; (void)err_sz;
-	o->leave_running = true;
-	return 0;
-}
-
 static int on_events(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!*arg)
@@ -124,20 +122,6 @@ static int on_events(struct profile_opts *o, const char *arg, char *err, size_t 
 		o->list_events = true;
 	else
 		o->events = arg;
-	return 0;
-}
-
-static int on_list_events(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
-{
-	(void)arg; (void)err; (void)err_sz;
-	o->list_events = true;
-	return 0;
-}
-
-static int on_json(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
-{
-	(void)arg; (void)err; (void)err_sz;
-	o->json = true;
 	return 0;
 }
 
@@ -191,6 +175,13 @@ static int on_compress(struct profile_opts *o, const char *arg, char *err, size_
 	return 0;
 }
 
+static int on_merge_compress(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (trace_compression_parse(arg, &o->comp, &o->comp_level))
+		return fail(err, err_sz, "bad --compress '%s'; use none, zlib or zlib:1-9", arg);
+	return 0;
+}
+
 static int on_placement(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!strcmp(arg, "entry"))
@@ -220,67 +211,51 @@ static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t
 	return 0;
 }
 
-static int on_help(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
-{
-	(void)arg; (void)err; (void)err_sz;
-	o->help = true;
-	return 0;
-}
-
-static int on_version(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
-{
-	(void)arg; (void)err; (void)err_sz;
-	o->version = true;
-	return 0;
-}
-
 static const struct cli_option options[] = {
-	{ false, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib },
-	{ false, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func },
-	{ false, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude },
-	{ false, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid },
-	{ false, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration },
-	{ false, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval },
-	{ false, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after },
-	{ false, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", on_leave_running },
-	{ false, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events },
-	{ false, "list-events", 0, NULL, "list the events and whether this machine supports them", on_list_events },
-	{ false, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", on_json },
-	{ false, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach },
-	{ false, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind },
-	{ false, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement },
-	{ false, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty)", on_output },
-	{ true, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size },
-	{ true, "compress", 0, "MODE", "record: zlib (default) or none", on_compress },
-	{ false, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose },
-	{ false, "help", 'h', NULL, "show this help", on_help },
-	{ false, "version", 'V', NULL, "show the version", on_version },
+	{ CLI_PROFILE, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
+	{ CLI_PROFILE, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
+	{ CLI_PROFILE, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
+	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid, 0 },
+	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
+	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
+	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
+	{ CLI_PROFILE, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", NULL, FLAG(leave_running) },
+	{ CLI_PROFILE, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events, 0 },
+	{ CLI_PROFILE, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
+	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", NULL, FLAG(json) },
+	{ CLI_DUMP, "csv", 0, NULL, "one CSV row per call, with a header", NULL, FLAG(csv) },
+	{ CLI_PROFILE, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
+	{ CLI_PROFILE, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
+	{ CLI_PROFILE, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
+	{ CLI_PROFILE | CLI_MERGE, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write", on_output, 0 },
+	{ CLI_RECORD, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size, 0 },
+	{ CLI_RECORD, "compress", 0, "MODE", "record: zlib (default) or none", on_compress, 0 },
+	{ CLI_MERGE, "compress", 0, "MODE", "none, zlib (default) or zlib:LEVEL (1-9)", on_merge_compress, 0 },
+	{ CLI_PROFILE, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
+	{ CLI_ALL, "help", 'h', NULL, "show this help", NULL, FLAG(help) },
+	{ CLI_PROFILE, "version", 'V', NULL, "show the version", NULL, FLAG(version) },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-void cli_print_help(FILE *out, bool record)
+static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump" };
+
+const char *cli_cmd_name(enum cli_cmd cmd)
 {
-	if (record)
-		fprintf(out,
-			"Usage: dlprof-bpf record -o DIR --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]\n"
-			"Profile like the live mode and also write every call to a trace directory\n"
-			"(docs/trace-format.md); then: dlprof-bpf merge|report|dump DIR.\n\n");
-	else
-		fprintf(out,
-			"Usage: dlprof-bpf --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]\n"
-			"       dlprof-bpf record -o DIR ...      also write a trace of every call\n"
-			"       dlprof-bpf merge|report|dump ...  read a trace\n"
-			"Count and time the calls of a shared library's functions with uprobes.\n"
-			"Without -p or a command, every process that uses the library is profiled.\n\n");
-	fprintf(out, "Options:\n");
+	for (size_t i = 0; i < sizeof(cmd_names) / sizeof(cmd_names[0]); i++)
+		if (cmd & (1u << i))
+			return cmd_names[i];
+	return "?";
+}
+
+void cli_print_options(FILE *out, enum cli_cmd cmd)
+{
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
 		const struct cli_option *opt = &options[i];
-
-		if (opt->record_only && !record)
-			continue;
 		char shortname[8] = "    ", left[64];
 
+		if (!(opt->cmds & cmd))
+			continue;
 		if (opt->short_name)
 			snprintf(shortname, sizeof(shortname), "-%c, ", opt->short_name);
 		snprintf(left, sizeof(left), "%s--%s%s%s", shortname, opt->name,
@@ -289,51 +264,66 @@ void cli_print_help(FILE *out, bool record)
 	}
 }
 
-int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz)
+/*
+ * getopt's tables for cmd: its own options first, so that a name two
+ * commands share ("compress") finds cmd's; the others after, so that using
+ * one says which command it belongs to.
+ */
+static void build_getopt(enum cli_cmd cmd, const struct cli_option **order, struct option *longopts,
+			 char *shortopts)
 {
-	struct option longopts[NR_OPTIONS + 1];
-	char shortopts[NR_OPTIONS * 2 + 2], *s = shortopts;
-	int c, ret;
+	char *start = shortopts;
+	size_t n = 0;
 
-	memset(opts, 0, sizeof(*opts));
-	memset(longopts, 0, sizeof(longopts));
-	opts->record = record;
-	/* '+': stop at the first non-option, the command's own arguments are not ours. */
-	*s++ = '+';
-	*s++ = ':';
-	for (size_t i = 0; i < NR_OPTIONS; i++) {
-		longopts[i].name = options[i].name;
-		longopts[i].has_arg = options[i].arg_name ? required_argument : no_argument;
-		longopts[i].val = options[i].short_name ? options[i].short_name : 256 + (int)i;
-		if (options[i].short_name) {
-			*s++ = options[i].short_name;
-			if (options[i].arg_name)
-				*s++ = ':';
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < NR_OPTIONS; i++) {
+			bool ours = options[i].cmds & cmd;
+			bool taken = false;
+
+			if (ours != !pass)
+				continue;
+			for (size_t k = 0; k < n && !taken; k++)
+				taken = !strcmp(order[k]->name, options[i].name);
+			if (taken)
+				continue;
+			order[n] = &options[i];
+			longopts[n] = (struct option){ options[i].name,
+						       options[i].arg_name ? required_argument : no_argument, NULL,
+						       options[i].short_name ? options[i].short_name : 256 + (int)n };
+			n++;
 		}
+	/* '+' (profiling): stop at the first non-option, the command's own arguments are not ours. */
+	if (cmd & CLI_PROFILE)
+		*shortopts++ = '+';
+	*shortopts++ = ':';
+	*shortopts = '\0';
+	for (size_t k = 0; k < n; k++) {
+		if (!order[k]->short_name || strchr(start, order[k]->short_name))
+			continue;
+		*shortopts++ = order[k]->short_name;
+		if (order[k]->arg_name)
+			*shortopts++ = ':';
+		*shortopts = '\0';
 	}
-	*s = '\0';
+	*shortopts = '\0';
+}
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		const struct cli_option *opt = NULL;
+static int apply_option(const struct cli_option *opt, enum cli_cmd cmd, struct profile_opts *opts,
+			char *err, size_t err_sz)
+{
+	if (!(opt->cmds & cmd))
+		return fail(err, err_sz, "--%s belongs to 'dlprof-bpf %s'", opt->name, cli_cmd_name(opt->cmds));
+	if (opt->handle)
+		return opt->handle(opts, optarg, err, err_sz);
+	*(bool *)((char *)opts + opt->flag_off) = true;
+	return 0;
+}
 
-		if (c == '?')
-			return fail(err, err_sz, "unknown option '%s' (see --help)", argv[optind - 1]);
-		if (c == ':')
-			return fail(err, err_sz, "option '%s' needs an argument", argv[optind - 1]);
-		for (size_t i = 0; i < NR_OPTIONS && !opt; i++)
-			if (longopts[i].val == c)
-				opt = &options[i];
-		if (opt->record_only && !record)
-			return fail(err, err_sz, "--%s belongs to 'dlprof-bpf record'", opt->name);
-		ret = opt->handle(opts, optarg, err, err_sz);
-		if (ret)
-			return ret;
-	}
-	/* Whatever follows the options ("--" already consumed) is the command, as with perf. */
-	if (optind < argc)
-		opts->command = &argv[optind];
+/* What the profiling commands need together. */
+static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	bool record = cmd == CLI_RECORD;
+
 	if (opts->help || opts->version || opts->list_events)
 		return 0;
 	if (!opts->libs.cnt)
@@ -354,6 +344,67 @@ int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, cha
 	if (opts->interval_s && opts->json)
 		return fail(err, err_sz, "-i and --json exclude each other: --json prints one document at the end");
 	return 0;
+}
+
+/* The reading commands: one input, and merge its -o. */
+static int check_read(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err,
+		      size_t err_sz)
+{
+	const char *name = cli_cmd_name(cmd);
+
+	if (opts->help)
+		return 0;
+	if (cmd == CLI_MERGE && (optind != argc - 1 || !opts->output))
+		return fail(err, err_sz, "merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
+	if (optind != argc - 1)
+		return fail(err, err_sz, "%s needs one trace directory or .dlt file; see 'dlprof-bpf %s --help'",
+			    name, name);
+	opts->input = argv[optind];
+	return 0;
+}
+
+int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	const struct cli_option *order[NR_OPTIONS];
+	struct option longopts[NR_OPTIONS + 1];
+	char shortopts[NR_OPTIONS * 2 + 3];
+	int c, ret;
+
+	memset(opts, 0, sizeof(*opts));
+	memset(longopts, 0, sizeof(longopts));
+	opts->record = cmd == CLI_RECORD;
+	opts->comp = TRACE_COMP_ZLIB;
+	opts->comp_level = TRACE_ZLIB_LEVEL_DEFAULT;
+	build_getopt(cmd, order, longopts, shortopts);
+
+	/* 0, not 1: a full reset, main or an earlier parse may have used getopt. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct cli_option *opt = NULL;
+
+		if (c == '?')
+			return fail(err, err_sz, "unknown option '%s' (see --help)", argv[optind - 1]);
+		if (c == ':')
+			return fail(err, err_sz, "option '%s' needs an argument", argv[optind - 1]);
+		for (size_t i = 0; i < NR_OPTIONS && !opt && longopts[i].name; i++)
+			if (longopts[i].val == c)
+				opt = order[i];
+		ret = apply_option(opt, cmd, opts, err, err_sz);
+		if (ret)
+			return ret;
+	}
+	if (cmd & CLI_READ)
+		return check_read(cmd, argc, argv, opts, err, err_sz);
+	/* Whatever follows the options ("--" already consumed) is the command, as with perf. */
+	if (optind < argc)
+		opts->command = &argv[optind];
+	return check_profile(cmd, opts, err, err_sz);
+}
+
+int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	return cli_parse_cmd(record ? CLI_RECORD : CLI_LIVE, argc, argv, opts, err, err_sz);
 }
 
 void cli_opts_free(struct profile_opts *opts)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The profiling options: one table makes the parser and the help text. */
+/* Every command's options: one table makes the parsers and the help texts. */
 #ifndef DLPROF_CLI_H
 #define DLPROF_CLI_H
 
@@ -10,8 +10,21 @@
 #include <linux/types.h>
 
 #include "probe/probe_table.h"
+#include "trace/trace_block.h"
 #include "util/str_list.h"
 
+
+/* The commands, as the option table names them (a mask: an option may serve several). */
+enum cli_cmd {
+	CLI_LIVE = 1 << 0,
+	CLI_RECORD = 1 << 1,
+	CLI_MERGE = 1 << 2,
+	CLI_REPORT = 1 << 3,
+	CLI_DUMP = 1 << 4,
+};
+#define CLI_PROFILE (CLI_LIVE | CLI_RECORD)
+#define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP)
+#define CLI_ALL (CLI_PROFILE | CLI_READ)
 
 struct profile_opts {
 	struct str_list libs;		/* --lib */
@@ -37,6 +50,11 @@ struct profile_opts {
 	bool record;			/* parsing for "dlprof-bpf record" */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */
 	bool no_compress;		/* --compress none */
+	/* merge, report, dump */
+	const char *input;		/* the trace directory or .dlt file */
+	bool csv;			/* dump --csv */
+	enum trace_compression comp;	/* merge --compress */
+	int comp_level;
 };
 
 #define RINGBUF_BYTES_DEFAULT (16u << 20)
@@ -48,7 +66,12 @@ struct profile_opts {
  * newline) in err.
  */
 int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz);
-void cli_print_help(FILE *out, bool record);
+/* The same for any one command; argv[0] is the command's name. */
+int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz);
+/* The options of cmd, one line each, as --help shows them. */
+void cli_print_options(FILE *out, enum cli_cmd cmd);
+/* The name a command is called by ("record"). */
+const char *cli_cmd_name(enum cli_cmd cmd);
 void cli_opts_free(struct profile_opts *opts);
 /* What opts select, for the probe table; borrows opts' lists. */
 void cli_selection(const struct profile_opts *opts, struct probe_selection *sel);

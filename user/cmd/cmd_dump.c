@@ -11,8 +11,6 @@
 #include "trace/trace_input.h"
 #include "cmd/trace_term.h"
 
-static const char usage[] = "usage: dlprof-bpf dump DIR|FILE.dlt [--csv]\n";
-
 /* RFC 4180: quote a field only when it holds a separator, a quote or a line break. */
 static void csv_field(FILE *out, const char *s)
 {
@@ -123,8 +121,9 @@ static void text_row(struct dumper *d, const struct call_record *r)
 	fputc('\n', d->out);
 }
 
-static int dump(struct trace_input *in, bool csv)
+static int dump(struct trace_input *in, const struct profile_opts *opts)
 {
+	bool csv = opts->csv;
 	struct dumper d = { .out = stdout, .m = trace_input__meta(in) };
 	const struct call_record *r;
 	int ret;
@@ -157,5 +156,5 @@ static int dump(struct trace_input *in, bool csv)
 
 int cmd_dump(int argc, char **argv)
 {
-	return trace_cmd_read(argc, argv, "dump", "csv", usage, dump);
+	return trace_cmd_read(CLI_DUMP, argc, argv, dump);
 }

@@ -1,27 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "output/output_file.h"
 #include "trace/trace_block.h"
 #include "cmd/trace_cmds.h"
 #include "trace/trace_dlt.h"
 #include "trace/trace_input.h"
 #include "cmd/trace_term.h"
-
-static const char usage[] =
-	"usage: dlprof-bpf merge DIR|FILE.dlt -o FILE.dlt [--compress=none|zlib|zlib:LEVEL]\n";
-
-static const struct option long_opts[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "compress", required_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
 
 static void write_error(const char *out, int err)
 {
@@ -91,47 +82,30 @@ fail:
 
 int cmd_merge(int argc, char **argv)
 {
-	enum trace_compression comp = TRACE_COMP_ZLIB;
-	int level = TRACE_ZLIB_LEVEL_DEFAULT, c, ret;
-	const char *out = NULL;
+	struct profile_opts opts;
 	struct trace_input *in;
 	char err[512];
+	int ret;
 
-	optind = 0;	/* reset getopt: main may have used it, tests call us repeatedly */
-	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'c':
-			if (trace_compression_parse(optarg, &comp, &level)) {
-				errmsg("bad --compress '%s'; use none, zlib or zlib:1-9", optarg);
-				return TRACE_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return TRACE_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1 || !out) {
-		errmsg("merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
+	if (cli_parse_cmd(CLI_MERGE, argc, argv, &opts, err, sizeof(err))) {
+		errmsg("%s", err);
 		return TRACE_EXIT_USAGE;
 	}
+	if (opts.help) {
+		commands_print_help(stdout, CLI_MERGE);
+		return 0;
+	}
 	/* Before reading anything: a refused output is the whole answer. */
-	if (output_file__check(out, argv[optind], err, sizeof(err))) {
+	if (output_file__check(opts.output, opts.input, err, sizeof(err))) {
 		errmsg("%s", err);
 		return 1;
 	}
-	ret = trace_input__open(&in, argv[optind], err, sizeof(err));
+	ret = trace_input__open(&in, opts.input, err, sizeof(err));
 	if (ret) {
 		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
 		return 1;
 	}
-	ret = merge(in, out, comp, level);
+	ret = merge(in, opts.output, opts.comp, opts.comp_level);
 	trace_input__free(in);
 	return ret;
 }

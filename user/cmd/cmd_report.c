@@ -13,8 +13,6 @@
 #include "trace/trace_input.h"
 #include "cmd/trace_term.h"
 
-static const char usage[] = "usage: dlprof-bpf report DIR|FILE.dlt [--json]\n";
-
 static int aggregate(struct trace_input *in, struct trace_agg *agg)
 {
 	struct trace_progress prog;
@@ -49,8 +47,9 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 		info->elapsed_s = (double)(m->last_flush_ns - m->mono_start_ns) / 1e9;
 }
 
-static int report(struct trace_input *in, bool json)
+static int report(struct trace_input *in, const struct profile_opts *opts)
 {
+	bool json = opts->json;
 	const struct trace_meta *m = trace_input__meta(in);
 	struct report_row *rows = NULL;
 	struct report_info info;
@@ -104,5 +103,5 @@ cleanup:
 
 int cmd_report(int argc, char **argv)
 {
-	return trace_cmd_read(argc, argv, "report", "json", usage, report);
+	return trace_cmd_read(CLI_REPORT, argc, argv, report);
 }

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "cmd/live.h"
 #include "dlprof.h"
 #include "output/output_file.h"
@@ -439,7 +440,7 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		return EXIT_USAGE;
 	}
 	if (l->opts.help) {
-		cli_print_help(stdout, record);
+		commands_print_help(stdout, record ? CLI_RECORD : CLI_LIVE);
 		return 0;
 	}
 	if (l->opts.version) {

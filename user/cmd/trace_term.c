@@ -1,52 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/commands.h"
 #include "cmd/trace_term.h"
 
 /* Damage lines beyond this many are counted, not listed. */
 #define DAMAGE_LINES_MAX 10
 
-int trace_cmd_read(int argc, char **argv, const char *cmd, const char *flag, const char *usage,
-		   int (*run)(struct trace_input *in, bool flag))
+int trace_cmd_read(enum cli_cmd cmd, int argc, char **argv,
+		   int (*run)(struct trace_input *in, const struct profile_opts *opts))
 {
-	const struct option long_opts[] = {
-		{ flag, no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct profile_opts opts;
 	struct trace_input *in;
-	bool flag_set = false;
 	char err[512];
-	int c, ret;
+	int ret;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			flag_set = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return TRACE_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		errmsg("%s needs one trace directory or .dlt file; see 'dlprof-bpf %s --help'", cmd, cmd);
+	if (cli_parse_cmd(cmd, argc, argv, &opts, err, sizeof(err))) {
+		errmsg("%s", err);
 		return TRACE_EXIT_USAGE;
 	}
-	if (trace_input__open(&in, argv[optind], err, sizeof(err))) {
+	if (opts.help) {
+		commands_print_help(stdout, cmd);
+		return 0;
+	}
+	if (trace_input__open(&in, opts.input, err, sizeof(err))) {
 		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
 		return 1;
 	}
-	ret = run(in, flag_set);
+	ret = run(in, &opts);
 	trace_input__free(in);
 	return ret;
 }

@@ -5,19 +5,20 @@
 
 #include <stdbool.h>
 
+#include "cmd/cli.h"
 #include "util/messages.h"
 #include "trace/trace_input.h"
 
 #define TRACE_EXIT_USAGE 2
 
 /*
- * A read command, "dlprof-bpf CMD DIR|FILE.dlt [--FLAG]" (report, dump):
- * parses its one boolean option (long name flag) and --help, opens the one
- * input and returns run(in, flag set)'s exit status, or that of what was
- * wrong, said in one line.
+ * A read command, "dlprof-bpf CMD DIR|FILE.dlt [options]" (merge, report,
+ * dump): parses its options (cmd/cli.c's table), answers --help, opens the
+ * one input and returns run()'s exit status, or that of what was wrong,
+ * said in one line.
  */
-int trace_cmd_read(int argc, char **argv, const char *cmd, const char *flag, const char *usage,
-		   int (*run)(struct trace_input *in, bool flag));
+int trace_cmd_read(enum cli_cmd cmd, int argc, char **argv,
+		   int (*run)(struct trace_input *in, const struct profile_opts *opts));
 
 /*
  * The damage an input showed, one line per place (the first few), then the
