@@ -10,6 +10,7 @@
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
+#include "output/exporter.h"
 
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
 
@@ -182,6 +183,21 @@ static int on_merge_compress(struct profile_opts *o, const char *arg, char *err,
 	return 0;
 }
 
+static int on_format(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	size_t n;
+	const struct exporter *e = exporter_table(&n);
+	char names[128] = "";
+
+	if (exporter_find(arg)) {
+		o->format = arg;
+		return 0;
+	}
+	for (size_t i = 0, off = 0; i < n && off < sizeof(names); i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "", e[i].name);
+	return fail(err, err_sz, "--format: '%s' is not one of %s", arg, names);
+}
+
 static int on_placement(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!strcmp(arg, "entry"))
@@ -222,8 +238,9 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", NULL, FLAG(leave_running) },
 	{ CLI_PROFILE, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events, 0 },
 	{ CLI_PROFILE, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
-	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md)", NULL, FLAG(json) },
-	{ CLI_DUMP, "csv", 0, NULL, "one CSV row per call, with a header", NULL, FLAG(csv) },
+	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md); the same as --format json", NULL, FLAG(json) },
+	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
+	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP, "format", 0, "NAME", "the output format: one of the formats below", on_format, 0 },
 	{ CLI_PROFILE, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
 	{ CLI_PROFILE, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
 	{ CLI_PROFILE, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
@@ -394,6 +411,11 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 		if (ret)
 			return ret;
 	}
+	/* The aliases name a format; whichever is given, both views agree. */
+	if (!opts->format)
+		opts->format = opts->json ? "json" : opts->csv ? "csv" : "text";
+	opts->json = !strcmp(opts->format, "json");
+	opts->csv = !strcmp(opts->format, "csv");
 	if (cmd & CLI_READ)
 		return check_read(cmd, argc, argv, opts, err, err_sz);
 	/* Whatever follows the options ("--" already consumed) is the command, as with perf. */

@@ -35,7 +35,7 @@ struct profile_opts {
 	double interval_s;		/* -i; 0: only at the end */
 	const char *events;		/* -e: comma-separated perf event names; NULL: the default set */
 	bool list_events;		/* -e list / --list-events */
-	bool json;
+	bool json;			/* --json: --format json */
 	int attach_mode;		/* enum attach_mode */
 	bool placement_entry;		/* --placement entry: probes stay on the entry unless it cannot take one */
 	bool unwind_unsafe;		/* --unwind unsafe: return probes even where unwinding cannot be repaired */
@@ -52,7 +52,8 @@ struct profile_opts {
 	bool no_compress;		/* --compress none */
 	/* merge, report, dump */
 	const char *input;		/* the trace directory or .dlt file */
-	bool csv;			/* dump --csv */
+	bool csv;			/* dump --csv: --format csv */
+	const char *format;		/* --format: an exporter's name (output/exporter.h); "text" by default */
 	enum trace_compression comp;	/* merge --compress */
 	int comp_level;
 };

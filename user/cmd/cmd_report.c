@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/func_summary.h"
+#include "output/exporter.h"
 #include "output/report.h"
 #include "trace/trace_agg.h"
 #include "cmd/trace_cmds.h"
@@ -49,7 +50,7 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 
 static int report(struct trace_input *in, const struct profile_opts *opts)
 {
-	bool json = opts->json;
+	const struct exporter *e = exporter_find(opts->format);
 	const struct trace_meta *m = trace_input__meta(in);
 	struct report_row *rows = NULL;
 	struct report_info info;
@@ -78,13 +79,9 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	}
 	report_sort(rows, m->nr_funcs);
 	fill_info(m, &info);
-	if (json) {
-		if (report_print_json(stdout, rows, m->nr_funcs, &info)) {
-			errmsg("out of memory");
-			goto cleanup;
-		}
-	} else {
-		report_print_table(stdout, rows, m->nr_funcs, &info);
+	if (e->summary(stdout, rows, m->nr_funcs, &info)) {
+		errmsg("out of memory");
+		goto cleanup;
 	}
 	trace_report_damage(in, false);
 	if (agg.unknown_func)

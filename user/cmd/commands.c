@@ -5,6 +5,7 @@
 #include "cmd/commands.h"
 #include "cmd/live.h"
 #include "cmd/trace_cmds.h"
+#include "output/exporter.h"
 
 struct command {
 	const char *name;
@@ -55,6 +56,14 @@ void commands_print_help(FILE *out, enum cli_cmd id)
 	}
 	fprintf(out, "\nOptions:\n");
 	cli_print_options(out, id);
+	if (id & (CLI_PROFILE | CLI_REPORT | CLI_DUMP)) {
+		size_t n;
+		const struct exporter *e = exporter_table(&n);
+
+		fprintf(out, "\nFormats (--format):\n");
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, "  %-8s %s\n", e[i].name, e[i].help);
+	}
 }
 
 int commands_main(int argc, char **argv)

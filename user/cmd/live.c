@@ -18,6 +18,7 @@
 #include "cmd/commands.h"
 #include "cmd/live.h"
 #include "dlprof.h"
+#include "output/exporter.h"
 #include "output/output_file.h"
 #include "output/report.h"
 #include "probe/events.h"
@@ -40,6 +41,7 @@ struct live {
 	struct func_profile *funcs;
 	struct report_row *rows;
 	struct report_info info;
+	const struct exporter *exporter;	/* the summary's format */
 	struct output_file *summary;	/* -o FILE of the live mode; NULL: stdout */
 	int sig_fd;
 	double detach_t0;
@@ -71,10 +73,8 @@ static int write_summary(struct live *l)
 	FILE *out = output_file__stream(l->summary);
 	int err = out ? 0 : -errno;
 
-	if (out && l->opts.json)
-		err = report_print_json(out, l->rows, session__nr_funcs(l->session), &l->info);
-	else if (out)
-		report_print_table(out, l->rows, session__nr_funcs(l->session), &l->info);
+	if (out)
+		err = l->exporter->summary(out, l->rows, session__nr_funcs(l->session), &l->info);
 	if (!err)
 		err = output_file__commit(l->summary);
 	if (err)
@@ -133,12 +133,6 @@ static int print_report(struct live *l, bool final)
 	report_sort(l->rows, n);
 	if (final && l->summary)
 		return write_summary(l);
-	if (l->opts.json && final) {
-		err = report_print_json(stdout, l->rows, n, &l->info);
-		/* Out now: the process may yet wait for the kernel to let a detach go. */
-		fflush(stdout);
-		return err;
-	}
 	if (!final) {
 		time_t now = time(NULL);
 		char ts[32];
@@ -146,9 +140,10 @@ static int print_report(struct live *l, bool final)
 		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
 		printf("\n%s\n", ts);
 	}
-	report_print_table(stdout, l->rows, n, &l->info);
+	err = l->exporter->summary(stdout, l->rows, n, &l->info);
+	/* Out now: the process may yet wait for the kernel to let a detach go. */
 	fflush(stdout);
-	return 0;
+	return err;
 }
 
 /* A signal that stops waiting for the detach: any but SIGCHLD. */
@@ -447,6 +442,7 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		printf("dlprof-bpf %s\n", DLPROF_VERSION);
 		return 0;
 	}
+	l->exporter = exporter_find(l->opts.format);
 	verbosity = l->opts.verbose;
 	libbpf_set_print(libbpf_print);
 	if (preflight_check(msg, sizeof(msg))) {
