@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cmd/cli.h"
-#include "cmd/commands.h"
 #include "output/output_file.h"
 #include "trace/trace_block.h"
 #include "cmd/trace_cmds.h"
@@ -87,24 +86,16 @@ int cmd_merge(int argc, char **argv)
 	char err[512];
 	int ret;
 
-	if (cli_parse_cmd(CLI_MERGE, argc, argv, &opts, err, sizeof(err))) {
-		errmsg("%s", err);
-		return TRACE_EXIT_USAGE;
-	}
-	if (opts.help) {
-		commands_print_help(stdout, CLI_MERGE);
-		return 0;
-	}
+	ret = trace_cmd_args(CLI_MERGE, argc, argv, &opts);
+	if (ret >= 0)
+		return ret;
 	/* Before reading anything: a refused output is the whole answer. */
 	if (output_file__check(opts.output, opts.input, err, sizeof(err))) {
 		errmsg("%s", err);
 		return 1;
 	}
-	ret = trace_input__open(&in, opts.input, err, sizeof(err));
-	if (ret) {
-		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+	if (trace_cmd_open(&in, opts.input))
 		return 1;
-	}
 	ret = merge(in, opts.output, opts.comp, opts.comp_level);
 	trace_input__free(in);
 	return ret;

@@ -11,26 +11,44 @@
 /* Damage lines beyond this many are counted, not listed. */
 #define DAMAGE_LINES_MAX 10
 
+int trace_cmd_args(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts)
+{
+	char err[512];
+
+	if (cli_parse_cmd(cmd, argc, argv, opts, err, sizeof(err))) {
+		errmsg("%s", err);
+		return TRACE_EXIT_USAGE;
+	}
+	if (opts->help) {
+		commands_print_help(stdout, cmd);
+		return 0;
+	}
+	return -1;
+}
+
+int trace_cmd_open(struct trace_input **in, const char *path)
+{
+	char err[512];
+
+	if (trace_input__open(in, path, err, sizeof(err))) {
+		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+		return 1;
+	}
+	return 0;
+}
+
 int trace_cmd_read(enum cli_cmd cmd, int argc, char **argv,
 		   int (*run)(struct trace_input *in, const struct profile_opts *opts))
 {
 	struct profile_opts opts;
 	struct trace_input *in;
-	char err[512];
 	int ret;
 
-	if (cli_parse_cmd(cmd, argc, argv, &opts, err, sizeof(err))) {
-		errmsg("%s", err);
-		return TRACE_EXIT_USAGE;
-	}
-	if (opts.help) {
-		commands_print_help(stdout, cmd);
-		return 0;
-	}
-	if (trace_input__open(&in, opts.input, err, sizeof(err))) {
-		errmsg("%s; give a trace directory (record -o) or a merged .dlt file", err);
+	ret = trace_cmd_args(cmd, argc, argv, &opts);
+	if (ret >= 0)
+		return ret;
+	if (trace_cmd_open(&in, opts.input))
 		return 1;
-	}
 	ret = run(in, &opts);
 	trace_input__free(in);
 	return ret;

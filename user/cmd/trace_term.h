@@ -17,6 +17,10 @@
  * one input and returns run()'s exit status, or that of what was wrong,
  * said in one line.
  */
+/* The options of a read command: -1 to go on, else the exit status (--help answered, or a usage error said). */
+int trace_cmd_args(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts);
+/* The one input of a read command: 0, or 1 with what was wrong said. */
+int trace_cmd_open(struct trace_input **in, const char *path);
 int trace_cmd_read(enum cli_cmd cmd, int argc, char **argv,
 		   int (*run)(struct trace_input *in, const struct profile_opts *opts));
 

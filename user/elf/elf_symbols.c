@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Function symbols of an ELF file and the file offsets a uprobe takes. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* reallocarray */
+#define _GNU_SOURCE	/* asprintf */
 #endif
 #include <elf.h>
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "elf/elf_symbols.h"
+#include "util/array.h"
 #include "elf/elf_versions.h"
 
 /*
@@ -382,18 +383,10 @@ int elf_funcs__normalize(struct elf_func_list *list)
 static int func_add(struct elf_func_list *list, size_t *cap, const char *name, const char *version,
 		    const GElf_Sym *sym, uint64_t offset, unsigned int flags)
 {
-	struct elf_func *funcs;
-	size_t new_cap;
 	char *dup = NULL;
 
-	if (list->cnt == *cap) {
-		new_cap = *cap ? *cap * 2 : 256;
-		funcs = reallocarray(list->funcs, new_cap, sizeof(*funcs));
-		if (!funcs)
-			return -ENOMEM;
-		list->funcs = funcs;
-		*cap = new_cap;
-	}
+	if (ARRAY_RESERVE(list->funcs, *cap, list->cnt + 1))
+		return -ENOMEM;
 	if (version ? asprintf(&dup, "%s@%s", name, version) < 0 : !(dup = strdup(name)))
 		return -ENOMEM;
 	list->funcs[list->cnt++] = (struct elf_func){

@@ -9,6 +9,7 @@
 
 #include "util/file_io.h"
 #include "trace/shard_reader.h"
+#include "util/array.h"
 
 struct shard_reader {
 	int fd;
@@ -36,15 +37,8 @@ static void set_stop(struct shard_reader *r, __u64 off, __u64 end, __u64 records
 
 static int push_block(struct shard_reader *r, __u64 off, const struct trace_block_header *h)
 {
-	if (r->nr_blocks == r->cap_blocks) {
-		size_t cap = r->cap_blocks ? 2 * r->cap_blocks : 64;
-		struct block_ref *b = realloc(r->blocks, cap * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		r->blocks = b;
-		r->cap_blocks = cap;
-	}
+	if (ARRAY_RESERVE(r->blocks, r->cap_blocks, r->nr_blocks + 1))
+		return -ENOMEM;
 	r->blocks[r->nr_blocks].offset = off;
 	r->blocks[r->nr_blocks].h = *h;
 	r->nr_blocks++;

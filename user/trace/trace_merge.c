@@ -185,16 +185,9 @@ static int get_cursor(struct trace_merge *m, __u32 nr, __u32 *id)
 	if (m->nr_free) {
 		*id = m->free_curs[--m->nr_free];
 	} else {
-		__u32 *f = realloc(m->free_curs, (m->nr_curs + 1) * sizeof(*f));
-
-		if (!f)
+		/* free_curs keeps room for every cursor: put_cursor never fails. */
+		if (!ARRAY_SLOT(m->free_curs, m->nr_curs) || !ARRAY_SLOT(m->curs, m->nr_curs))
 			return -ENOMEM;
-		m->free_curs = f;
-		c = realloc(m->curs, (m->nr_curs + 1) * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		m->curs = c;
-		memset(&m->curs[m->nr_curs], 0, sizeof(*c));
 		*id = m->nr_curs++;
 	}
 	c = &m->curs[*id];

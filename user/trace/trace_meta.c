@@ -12,6 +12,7 @@
 
 #include "util/file_io.h"
 #include "trace/trace_meta.h"
+#include "util/array.h"
 
 #define META_TMP_FILE TRACE_META_FILE ".tmp"
 
@@ -129,16 +130,9 @@ int trace_meta__set_process(struct trace_meta *m, __u32 pid, const char *comm, _
 		m->procs[i].cgroup_id = cgroup_id;
 		return 0;
 	}
-	if (m->nr_procs == m->cap_procs) {
-		size_t cap = m->cap_procs ? 2 * m->cap_procs : 16;
-		struct trace_proc *p = realloc(m->procs, cap * sizeof(*p));
-
-		if (!p) {
-			free(c);
-			return -ENOMEM;
-		}
-		m->procs = p;
-		m->cap_procs = cap;
+	if (ARRAY_RESERVE(m->procs, m->cap_procs, m->nr_procs + 1)) {
+		free(c);
+		return -ENOMEM;
 	}
 	memmove(&m->procs[i + 1], &m->procs[i], (m->nr_procs - i) * sizeof(*m->procs));
 	m->procs[i] = (struct trace_proc){ .pid = pid, .cgroup_id = cgroup_id, .comm = c };
