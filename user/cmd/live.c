@@ -385,10 +385,13 @@ static int start_session(struct live *l)
 	session_opts_of(&l->opts, &so);
 	/* Usage errors before the libraries are read: one line, and no warning about them first. */
 	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
-	if (!l->session) {
-		if (errno == EINVAL || errno == EOPNOTSUPP)
-			errmsg("%s", msg);
+	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
+		errmsg("%s", msg);
 		return EXIT_USAGE;
+	}
+	if (!l->session) {
+		errmsg("cannot start the profile: %s", strerror(errno));
+		return 1;
 	}
 	if (session__prepare(l->session, msg, sizeof(msg))) {
 		errmsg("%s", msg);

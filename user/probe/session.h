@@ -24,6 +24,7 @@
 
 struct session;
 
+/* Borrowed, strings and lists alike: they must outlive the session. */
 struct session_opts {
 	struct probe_selection sel;	/* libraries, function globs, placement */
 	int attach_mode;		/* enum attach_mode; ATTACH_AUTO: the best this kernel has */
