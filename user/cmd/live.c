@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <bpf/libbpf.h>
 
 #include "cmd/cli.h"
@@ -21,10 +20,7 @@
 #include "output/exporter.h"
 #include "output/output_file.h"
 #include "output/report.h"
-#include "probe/events.h"
-#include "probe/preflight.h"
 #include "probe/session.h"
-#include "probe/target.h"
 #include "util/messages.h"
 
 #define EXIT_USAGE 2
@@ -187,7 +183,6 @@ static void detach_probes(struct live *l)
 /* Returns 1 when the profile should end, 0 to go on. */
 static int handle_signal(struct live *l)
 {
-	struct launched_cmd *cmd = session__command(l->session);
 	struct signalfd_siginfo si;
 	int status;
 
@@ -199,10 +194,9 @@ static int handle_signal(struct live *l)
 			l->exit_status = 128 + (int)si.ssi_signo;
 		return 1;
 	}
-	if (cmd && cmd->pid > 0 && waitpid(cmd->pid, &status, WNOHANG) == cmd->pid) {
+	if (session__reap_command(l->session, &status)) {
 		l->exit_status = exit_status_of(status);
 		l->cmd_done = true;
-		cmd->pid = -1;
 		return 1;
 	}
 	return 0;
@@ -277,9 +271,8 @@ static void end_command(struct live *l)
 {
 	const char *name = l->opts.command[0];
 	double grace_ms = l->opts.kill_after_s * 1e3;
-	struct launched_cmd *cmd = session__command(l->session);
+	pid_t pid = session__command_pid(l->session);
 	struct launched_cmd_end end;
-	pid_t pid = cmd->pid;
 	char how[64];
 
 	if (l->cmd_done || pid <= 0)
@@ -288,7 +281,7 @@ static void end_command(struct live *l)
 		errmsg("left %s (pid %d) running at the end of the profile (--leave-running)", name, (int)pid);
 		return;
 	}
-	launched_cmd__stop(cmd, grace_ms < INT_MAX ? (int)grace_ms : INT_MAX, &end);
+	session__stop_command(l->session, grace_ms < INT_MAX ? (int)grace_ms : INT_MAX, &end);
 	l->cmd_done = true;
 	if (!end.reaped) {
 		errmsg("sent %s (pid %d) SIGKILL at the end of the profile, but it has not exited", name, (int)pid);
@@ -448,12 +441,12 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 	l->exporter = exporter_find(l->opts.format);
 	verbosity = l->opts.verbose;
 	libbpf_set_print(libbpf_print);
-	if (preflight_check(msg, sizeof(msg))) {
+	if (session_preflight(msg, sizeof(msg))) {
 		errmsg("%s", msg);
 		return 1;
 	}
 	if (l->opts.list_events) {
-		event_list_print(stdout);
+		session_list_events(stdout);
 		return 0;
 	}
 	/* Refused or not creatable: said before anything is attached. */

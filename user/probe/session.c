@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -16,6 +17,7 @@
 #include "probe/detacher.h"
 #include "probe/events.h"
 #include "probe/kernel_stats.h"
+#include "probe/preflight.h"
 #include "probe/probe_attach.h"
 #include "probe/probe_table.h"
 #include "probe/recorder.h"
@@ -346,9 +348,32 @@ int session__target_fd(const struct session *s)
 	return s->pid_fd;
 }
 
-struct launched_cmd *session__command(struct session *s)
+pid_t session__command_pid(const struct session *s)
 {
-	return s->opts.command ? &s->cmd : NULL;
+	return s->cmd.pid > 0 ? s->cmd.pid : -1;
+}
+
+int session__reap_command(struct session *s, int *wstatus)
+{
+	if (s->cmd.pid <= 0 || waitpid(s->cmd.pid, wstatus, WNOHANG) != s->cmd.pid)
+		return 0;
+	s->cmd.pid = -1;
+	return 1;
+}
+
+void session__stop_command(struct session *s, int grace_ms, struct launched_cmd_end *end)
+{
+	launched_cmd__stop(&s->cmd, grace_ms, end);
+}
+
+int session_preflight(char *msg, size_t msg_sz)
+{
+	return preflight_check(msg, msg_sz);
+}
+
+void session_list_events(FILE *out)
+{
+	event_list_print(out);
 }
 
 int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot)

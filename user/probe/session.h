@@ -6,13 +6,16 @@
  *
  *   session__new → __prepare → __load → __start
  *   → poll session__poll_fd / __drain, __read as often as wanted
- *   → __stop (bounded) → [__finish_records] → __read → __free
+ *     (and session__target_fd, session__reap_command for the targets)
+ *   → [__stop_command] → __stop (bounded) → [__finish_records] → __read
+ *   → __free
  */
 #ifndef DLPROF_PROBE_SESSION_H
 #define DLPROF_PROBE_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -96,8 +99,17 @@ int session__drain(struct session *s);
 /* The -p process's exit as a pollable fd; -1 without one. */
 int session__target_fd(const struct session *s);
 
-/* The launched command; pid -1 once reaped. NULL without one. */
-struct launched_cmd *session__command(struct session *s);
+/* The launched command's pid; -1 without one, or once it was reaped. */
+pid_t session__command_pid(const struct session *s);
+/* On SIGCHLD: 1 when the launched command has ended (reaped, its wait status in *wstatus), else 0. */
+int session__reap_command(struct session *s, int *wstatus);
+/* The profile ends before the command: stop it as timeout(1) does (probe/target.h). */
+void session__stop_command(struct session *s, int grace_ms, struct launched_cmd_end *end);
+
+/* The machine can profile at all (root, BPF, tracefs): 0, or -errno with why in msg. */
+int session_preflight(char *msg, size_t msg_sz);
+/* The perf events this machine has, one line each, for -e list. */
+void session_list_events(FILE *out);
 
 /*
  * The aggregates: funcs[i] for each of session__nr_funcs() functions,
