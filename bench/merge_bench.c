@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "trace_block.h"
-#include "trace_dlt.h"
-#include "trace_input.h"
-#include "trace_writer.h"
+#include "trace/trace_block.h"
+#include "trace/trace_dlt.h"
+#include "trace/trace_input.h"
+#include "trace/trace_writer.h"
 
 static double now_s(void)
 {

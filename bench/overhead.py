@@ -8,6 +8,7 @@ medians of --runs runs.
                            [--func bench_push_rbp ...] [--attach auto]
                            [--events none --events page-faults,context-switches ...]
                            [--record]   (also trace mode, writing a trace to a temp dir)
+                           [--baseline build-old]  (also that build's profiler, interleaved)
 
 Prints, per function and event set: ns/call without and with probes, the
 added ns per call, and the ratio probed/unprobed.
@@ -52,6 +53,8 @@ def main():
     ap.add_argument("--events", action="append",
                     help="an -e value; repeat for several sets (default: none, 2 and 4 software events)")
     ap.add_argument("--record", action="store_true", help="also measure trace mode (record -o)")
+    ap.add_argument("--baseline", help="another build directory whose profiler runs interleaved with --build's "
+                    "(the workload is --build's), to compare two versions in one invocation")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("overhead.py: needs root (it loads BPF programs)")
@@ -61,6 +64,11 @@ def main():
     funcs = a.func or ["bench_push_rbp"]
     event_sets = a.events or SOFTWARE_SETS
     modes = ["live", "record"] if a.record else ["live"]
+    # The profilers compared, by label; one without --baseline.
+    profilers = {"new": dlprof}
+    if a.baseline:
+        profilers["old"] = os.path.join(a.baseline, "user", "dlprof-bpf")
+        modes = [f"{m}/{b}" for m in modes for b in profilers]
     tmp = tempfile.mkdtemp(prefix="dlprof-bench-")
     # The kernel times BPF programs only while this is on; the profiler reports it in its JSON.
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
@@ -69,7 +77,7 @@ def main():
         f.write("1")
     print(f"median of {a.runs} runs x {a.calls} calls, attach={a.attach}; "
           f"bpf = ns per call inside the probe programs (bpf_stats)")
-    print(f"{'function':<16} {'mode':<7} {'events':<58} {'base ns':>8} {'probed':>8} {'added':>8} {'ratio':>7} {'bpf':>7}")
+    print(f"{'function':<16} {'mode':<10} {'events':<58} {'base ns':>8} {'probed':>8} {'added':>8} {'ratio':>7} {'bpf':>7}")
     try:
         for fn in funcs:
             base = []
@@ -78,8 +86,8 @@ def main():
             for run in range(a.runs):
                 base.append(ns_per_call([bench, fn, str(a.calls)]))
                 for m, ev in probed:
-                    head = [dlprof]
-                    if m == "record":
+                    head = [profilers[m.split("/")[1]] if a.baseline else dlprof]
+                    if m.startswith("record"):
                         head += ["record", "-o", os.path.join(tmp, f"t{run}-{len(probed[(m, ev)])}-{ev}")]
                     wall, bpf = probed_run(head + ["--json", "--attach", a.attach, "-e", ev, "--lib", lib,
                                                    "--func", fn, "--", bench, fn, str(a.calls)], a.calls)
@@ -91,7 +99,7 @@ def main():
             for (m, ev), vals in probed.items():
                 p = statistics.median(vals)
                 k = statistics.median(inbpf[(m, ev)])
-                print(f"{fn:<16} {m:<7} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f} {k:>7.1f}")
+                print(f"{fn:<16} {m:<10} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f} {k:>7.1f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:

@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "cli.h"
-#include "messages.h"
-#include "probe_attach.h"
-#include "probe_table.h"
+#include "probe/attach.h"
+#include "cmd/cli.h"
+#include "util/messages.h"
+#include "probe/probe_attach.h"
+#include "probe/probe_table.h"
 #include "probe_floor.skel.h"
 
 static int run_command(char **argv)
@@ -42,6 +42,7 @@ static int run_command(char **argv)
 int main(int argc, char **argv)
 {
 	struct profile_opts opts = {};
+	struct probe_selection sel;
 	struct probe_table table = {};
 	struct probe_floor_bpf *skel = NULL;
 	struct attacher *a = NULL;
@@ -76,7 +77,8 @@ int main(int argc, char **argv)
 		errmsg("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = probe_table__build(&table, &opts, 0, 0, msg, sizeof(msg));
+	cli_selection(&opts, &sel);
+	err = probe_table__build(&table, &sel, 0, 0, msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		goto cleanup;

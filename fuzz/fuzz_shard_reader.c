@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "shard_reader.h"
-#include "trace_merge.h"
+#include "trace/shard_reader.h"
+#include "trace/trace_merge.h"
 
 /* A budget far below the default, so a hostile overlap shows as damage, not as RSS. */
 #define FUZZ_MERGE_BUDGET (64u << 20)

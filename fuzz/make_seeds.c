@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shard_writer.h"
+#include "trace/shard_writer.h"
 
 static int write_seed(const char *path, enum trace_compression comp, int late)
 {

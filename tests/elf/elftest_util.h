@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "elf_symbols.h"
+#include "elf/elf_symbols.h"
 
 /* The path meson put in environment variable var; fails the test when unset. */
 const char *elftest_env_path(const char *var);

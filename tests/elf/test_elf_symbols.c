@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "elf_symbols.h"
+#include "elf/elf_symbols.h"
 #include "elftest_util.h"
 
 /* Random corruptions of the test library; enough to reach every header and table. */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "elf_symbols.h"
+#include "elf/elf_symbols.h"
 #include "elftest_util.h"
 
 static size_t count_flag(const struct elf_func_list *list, unsigned int flag)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "func_summary.h"
-#include "trace_agg.h"
+#include "model/func_summary.h"
+#include "trace/trace_agg.h"
 
 static void test_aggregate(void **state)
 {

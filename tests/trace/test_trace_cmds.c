@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "trace_meta.h"
+#include "trace/trace_meta.h"
 #include "trace_testutil.h"
 
 #define NR_CALLS 20000

@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "shard_reader.h"
-#include "trace_block.h"
-#include "trace_input.h"
+#include "trace/shard_reader.h"
+#include "trace/trace_block.h"
+#include "trace/trace_input.h"
 #include "trace_testutil.h"
 
 #define NR_CALLS 3000

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "trace_input.h"
+#include "trace/trace_input.h"
 #include "trace_testutil.h"
 
 #define NR_CPUS 4

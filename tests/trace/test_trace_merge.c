@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "shard_writer.h"
-#include "trace_block.h"
-#include "trace_dlt.h"
-#include "trace_input.h"
+#include "trace/shard_writer.h"
+#include "trace/trace_block.h"
+#include "trace/trace_dlt.h"
+#include "trace/trace_input.h"
 #include "trace_testutil.h"
 
 static void check_equal_sorted(struct call_record *in, size_t n_in, struct call_record *out,

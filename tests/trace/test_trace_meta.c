@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "trace_meta.h"
+#include "trace/trace_meta.h"
 #include "trace_testutil.h"
 
 static struct trace_meta *sample(void)

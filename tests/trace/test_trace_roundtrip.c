@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "shard_reader.h"
-#include "shard_writer.h"
-#include "trace_block.h"
+#include "trace/shard_reader.h"
+#include "trace/shard_writer.h"
+#include "trace/trace_block.h"
 #include "trace_testutil.h"
 
 static void test_compression_parse(void **state)

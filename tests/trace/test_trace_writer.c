@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "trace_input.h"
+#include "trace/trace_input.h"
 #include "trace_testutil.h"
 
 static void touch(const char *dir, const char *name)

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "trace_input.h"
+#include "trace/trace_input.h"
 #include "trace_testutil.h"
 
 uint64_t rnd(uint64_t *s)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "dlprof.h"
-#include "trace_writer.h"
+#include "trace/trace_writer.h"
 
 struct gen_opts {
 	uint32_t nr_cpus;

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Option parsing and function selection. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "probe/attach.h"
+#include "cmd/cli.h"
+#include "probe/probe_table.h"
+
+#define ARGV(...) ((char *[]){ "dlprof-bpf", __VA_ARGS__, NULL })
+
+static int parse(char **argv, struct profile_opts *o, char *err)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return cli_parse(argc, argv, false, o, err, 256);
+}
+
+static void test_full_command(void **state)
+{
+	char *argv[] = { "dlprof-bpf", "--lib", "libz.so.1", "-l", "./libfoo.so,libbar.so*",
+			 "--func", "foo_*", "-x", "foo_debug*", "-d", "10", "-i", "0.5",
+			 "--attach", "classic", "--", "gzip", "-k", "big.txt", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(argv, &o, err), 0);
+	assert_int_equal(o.libs.cnt, 3);
+	assert_string_equal(o.libs.items[1], "./libfoo.so");
+	assert_string_equal(o.libs.items[2], "libbar.so*");
+	assert_int_equal(o.funcs.cnt, 1);
+	assert_int_equal(o.excludes.cnt, 1);
+	assert_true(o.duration_s == 10.0);
+	assert_true(o.interval_s == 0.5);
+	assert_int_equal(o.attach_mode, ATTACH_CLASSIC);
+	assert_non_null(o.command);
+	assert_string_equal(o.command[0], "gzip");
+	assert_string_equal(o.command[1], "-k");
+	cli_opts_free(&o);
+}
+
+static void test_command_options_not_ours(void **state)
+{
+	/* "-p" after the command name belongs to the command. */
+	char *argv[] = { "dlprof-bpf", "-l", "libc.so.6", "ls", "-p", "/", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(argv, &o, err), 0);
+	assert_int_equal(o.pid, 0);
+	assert_string_equal(o.command[0], "ls");
+	assert_string_equal(o.command[1], "-p");
+	cli_opts_free(&o);
+}
+
+static void expect_error(char **argv, const char *needle)
+{
+	struct profile_opts o;
+	char err[256] = "";
+
+	assert_int_equal(parse(argv, &o, err), -EINVAL);
+	if (!strstr(err, needle))
+		fail_msg("'%s' not in '%s'", needle, err);
+	assert_null(strchr(err, '\n'));
+	cli_opts_free(&o);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error(ARGV("-p", "123"), "no library");
+	expect_error(ARGV("-l", "x", "-p", "abc"), "not a process id");
+	expect_error(ARGV("-l", "x", "-p", "0"), "not a process id");
+	expect_error(ARGV("-l", "x", "-d", "-3"), "positive number of seconds");
+	expect_error(ARGV("-l", "x", "-d", "3s"), "positive number of seconds");
+	expect_error(ARGV("-l", "x", "--attach", "fast"), "not one of");
+	expect_error(ARGV("-l", "x", "--frobnicate"), "unknown option");
+	expect_error(ARGV("-l"), "needs an argument");
+	expect_error(ARGV("-l", "x", "-p", "12", "--", "true"), "exclude each other");
+	expect_error(ARGV("-l", "a,,b"), "empty name");
+	expect_error(ARGV("-l", "x", "--leave-running", "-d", "1"), "applies to a launched command");
+	expect_error(ARGV("-l", "x", "--kill-after", "2", "-p", "12"), "applies to a launched command");
+	expect_error(ARGV("-l", "x", "--kill-after", "0", "--", "true"), "positive number of seconds");
+	expect_error(ARGV("-l", "x", "--kill-after", "2", "--leave-running", "--", "true"), "exclude each other");
+}
+
+static void test_command_end_options(void **state)
+{
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(ARGV("-l", "x", "--", "true"), &o, err), 0);
+	assert_true(o.kill_after_s == KILL_AFTER_S_DEFAULT);
+	assert_false(o.leave_running);
+	cli_opts_free(&o);
+	assert_int_equal(parse(ARGV("-l", "x", "--kill-after", "0.5", "--", "true"), &o, err), 0);
+	assert_true(o.kill_after_s == 0.5);
+	cli_opts_free(&o);
+	assert_int_equal(parse(ARGV("-l", "x", "--leave-running", "--", "true"), &o, err), 0);
+	assert_true(o.leave_running);
+	cli_opts_free(&o);
+}
+
+static void test_help_without_lib(void **state)
+{
+	char *argv[] = { "dlprof-bpf", "--help", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(argv, &o, err), 0);
+	assert_true(o.help);
+	cli_opts_free(&o);
+}
+
+static void test_record_options(void **state)
+{
+	char *live[] = { "dlprof-bpf", "-l", "x", "-o", "t.d", NULL };
+	char *rec[] = { "record", "-l", "x", "-o", "t.d", "--ringbuf-size", "4M", "--compress", "none", NULL };
+	char *bad_size[] = { "record", "-l", "x", "-o", "t.d", "--ringbuf-size", "3M", NULL };
+	char *no_out[] = { "record", "-l", "x", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	/* -o is the summary file of the live mode, the trace directory of record. */
+	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.output, "t.d");
+	cli_opts_free(&o);
+	live[3] = "--ringbuf-size";
+	live[4] = "4M";
+	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "belongs to 'dlprof-bpf record'"));
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse(9, rec, true, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.output, "t.d");
+	assert_int_equal(o.ringbuf_bytes, 4u << 20);
+	assert_true(o.no_compress);
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse(7, bad_size, true, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "power of two"));
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse(3, no_out, true, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "needs -o"));
+	cli_opts_free(&o);
+}
+
+static void test_selection(void **state)
+{
+	char *argv[] = { "dlprof-bpf", "-l", "x", "-f", "foo_*,bar", "-x", "foo_debug*", NULL };
+	char *no_aliases[] = { NULL };
+	char *aliases[] = { "foo_alias", NULL };
+	struct probe_selection sel;
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(argv, &o, err), 0);
+	cli_selection(&o, &sel);
+	assert_true(probe_table_selects(&sel, "foo_x", no_aliases));
+	assert_true(probe_table_selects(&sel, "bar", no_aliases));
+	assert_false(probe_table_selects(&sel, "barx", no_aliases));
+	assert_false(probe_table_selects(&sel, "foo_debug_dump", no_aliases));
+	/* An alias that matches selects the function. */
+	assert_true(probe_table_selects(&sel, "zzz", aliases));
+	cli_opts_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_command),
+		cmocka_unit_test(test_command_options_not_ours),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_command_end_options),
+		cmocka_unit_test(test_help_without_lib),
+		cmocka_unit_test(test_record_options),
+		cmocka_unit_test(test_selection),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

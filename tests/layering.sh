@@ -1,0 +1,18 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# The include rules of docs/architecture.md, checked on the sources.
+cd "$1/user" || exit 1
+fail=0
+bad() { echo "layering: $1"; fail=1; }
+
+out=$(grep -rln --include='*.[ch]' '#include "probe/session.h"' . | grep -v '^\./cmd/\|^\./agent/\|^\./probe/session\.c$')
+[ -z "$out" ] || bad "only cmd/ includes the session: $out"
+out=$(grep -rl --include='*.[ch]' 'profile\.skel\.h' . | grep -v '^\./probe/session\.c$')
+[ -z "$out" ] || bad "profile.skel.h outside probe/session.c: $out"
+out=$(grep -ln '#include "probe/\|#include "cmd/\|#include <bpf/\|skel\.h' output/*)
+[ -z "$out" ] || bad "output/ includes probe/, cmd/ or BPF: $out"
+out=$(grep -ln '#include "probe/\|#include "cmd/' elf/* trace/* model/* util/*)
+[ -z "$out" ] || bad "elf/, trace/, model/, util/ include probe/ or cmd/: $out"
+out=$(grep -h '#include "' util/* | grep -v '"util/')
+[ -z "$out" ] || bad "util/ includes outside util/: $out"
+exit $fail

@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe/attach.h"
+#include "cmd/cli.h"
+#include "output/exporter.h"
+
+typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
+
+struct cli_option {
+	unsigned int cmds;	/* enum cli_cmd mask: the commands that take it */
+	const char *name;
+	char short_name;	/* 0: long only */
+	const char *arg_name;	/* NULL: takes no argument */
+	const char *help;
+	opt_handler handle;	/* NULL: a flag, the bool at flag_off set */
+	size_t flag_off;
+};
+
+/* A flag option needs no handler: the table says which bool it sets. */
+#define FLAG(field) .flag_off = offsetof(struct profile_opts, field)
+
+static int fail(char *err, size_t err_sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_sz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A comma-separated argument adds each part: "-f a,b" is "-f a -f b". */
+static int push_split(struct str_list *l, const char *arg, const char *opt, char *err, size_t err_sz)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int ret;
+
+		if (!len)
+			return fail(err, err_sz, "--%s: empty name in '%s'", opt, arg);
+		ret = str_list_push(l, p, len);
+		if (ret)
+			return ret;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+static int parse_seconds(const char *arg, const char *opt, double *out, char *err, size_t err_sz)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v <= 0)
+		return fail(err, err_sz, "-%s: '%s' is not a positive number of seconds", opt, arg);
+	*out = v;
+	return 0;
+}
+
+static int on_lib(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->libs, arg, "lib", err, err_sz);
+}
+
+static int on_func(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->funcs, arg, "func", err, err_sz);
+}
+
+static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->excludes, arg, "exclude", err, err_sz);
+}
+
+static int on_pid(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+		return fail(err, err_sz, "-p: '%s' is not a process id", arg);
+	if (o->pid)
+		return fail(err, err_sz, "-p given twice: one process at a time");
+	o->pid = (pid_t)v;
+	return 0;
+}
+
+static int on_duration(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "d", &o->duration_s, err, err_sz);
+}
+
+static int on_interval(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "i", &o->interval_s, err, err_sz);
+}
+
+static int on_kill_after(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "-kill-after", &o->kill_after_s, err, err_sz);
+}
+
+static int on_events(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "-e: empty event list; -e list shows the events");
+	if (!strcmp(arg, "list"))
+		o->list_events = true;
+	else
+		o->events = arg;
+	return 0;
+}
+
+static int on_attach(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	int mode = attach_mode_parse(arg);
+
+	if (mode < 0)
+		return fail(err, err_sz, "--attach: '%s' is not one of auto, session, multi, classic", arg);
+	o->attach_mode = mode;
+	return 0;
+}
+
+static int on_output(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "-o: empty name");
+	o->output = arg;
+	return 0;
+}
+
+/* SIZE with an optional K, M or G suffix; a power of two of at least a page, as the ringbuf needs. */
+static int on_ringbuf_size(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!errno && end != arg) {
+		switch (*end) {
+		case 'k': case 'K': v <<= 10; end++; break;
+		case 'm': case 'M': v <<= 20; end++; break;
+		case 'g': case 'G': v <<= 30; end++; break;
+		}
+	}
+	if (errno || end == arg || *end || v < 4096 || v > (1ull << 31) || (v & (v - 1)))
+		return fail(err, err_sz, "--ringbuf-size: '%s' is not a power of two from 4K to 2G", arg);
+	o->ringbuf_bytes = v;
+	return 0;
+}
+
+static int on_compress(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!strcmp(arg, "none"))
+		o->no_compress = true;
+	else if (!strcmp(arg, "zlib"))
+		o->no_compress = false;
+	else
+		return fail(err, err_sz, "--compress: '%s' is not zlib or none", arg);
+	return 0;
+}
+
+static int on_merge_compress(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (trace_compression_parse(arg, &o->comp, &o->comp_level))
+		return fail(err, err_sz, "bad --compress '%s'; use none, zlib or zlib:1-9", arg);
+	return 0;
+}
+
+static int on_format(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	size_t n;
+	const struct exporter *e = exporter_table(&n);
+	char names[128] = "";
+
+	if (exporter_find(arg)) {
+		o->format = arg;
+		return 0;
+	}
+	for (size_t i = 0, off = 0; i < n && off < sizeof(names); i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "", e[i].name);
+	return fail(err, err_sz, "--format: '%s' is not one of %s", arg, names);
+}
+
+static int on_placement(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!strcmp(arg, "entry"))
+		o->placement_entry = true;
+	else if (!strcmp(arg, "auto"))
+		o->placement_entry = false;
+	else
+		return fail(err, err_sz, "--placement: '%s' is not auto or entry", arg);
+	return 0;
+}
+
+static int on_unwind(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!strcmp(arg, "unsafe"))
+		o->unwind_unsafe = true;
+	else if (!strcmp(arg, "auto"))
+		o->unwind_unsafe = false;
+	else
+		return fail(err, err_sz, "--unwind: '%s' is not auto or unsafe", arg);
+	return 0;
+}
+
+static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	(void)arg; (void)err; (void)err_sz;
+	o->verbose++;
+	return 0;
+}
+
+static const struct cli_option options[] = {
+	{ CLI_PROFILE, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
+	{ CLI_PROFILE, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
+	{ CLI_PROFILE, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
+	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid, 0 },
+	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
+	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
+	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
+	{ CLI_PROFILE, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", NULL, FLAG(leave_running) },
+	{ CLI_PROFILE, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events, 0 },
+	{ CLI_PROFILE, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
+	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md); the same as --format json", NULL, FLAG(json) },
+	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
+	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP, "format", 0, "NAME", "the output format: one of the formats below", on_format, 0 },
+	{ CLI_PROFILE, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
+	{ CLI_PROFILE, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
+	{ CLI_PROFILE, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
+	{ CLI_PROFILE | CLI_MERGE, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write", on_output, 0 },
+	{ CLI_RECORD, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size, 0 },
+	{ CLI_RECORD, "compress", 0, "MODE", "record: zlib (default) or none", on_compress, 0 },
+	{ CLI_MERGE, "compress", 0, "MODE", "none, zlib (default) or zlib:LEVEL (1-9)", on_merge_compress, 0 },
+	{ CLI_PROFILE, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
+	{ CLI_ALL, "help", 'h', NULL, "show this help", NULL, FLAG(help) },
+	{ CLI_PROFILE, "version", 'V', NULL, "show the version", NULL, FLAG(version) },
+};
+
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump" };
+
+const char *cli_cmd_name(enum cli_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof(cmd_names) / sizeof(cmd_names[0]); i++)
+		if (cmd & (1u << i))
+			return cmd_names[i];
+	return "?";
+}
+
+void cli_print_options(FILE *out, enum cli_cmd cmd)
+{
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		const struct cli_option *opt = &options[i];
+		char shortname[8] = "    ", left[64];
+
+		if (!(opt->cmds & cmd))
+			continue;
+		if (opt->short_name)
+			snprintf(shortname, sizeof(shortname), "-%c, ", opt->short_name);
+		snprintf(left, sizeof(left), "%s--%s%s%s", shortname, opt->name,
+			 opt->arg_name ? " " : "", opt->arg_name ? opt->arg_name : "");
+		fprintf(out, "  %-24s %s\n", left, opt->help);
+	}
+}
+
+/*
+ * getopt's tables for cmd: its own options first, so that a name two
+ * commands share ("compress") finds cmd's; the others after, so that using
+ * one says which command it belongs to.
+ */
+static void build_getopt(enum cli_cmd cmd, const struct cli_option **order, struct option *longopts,
+			 char *shortopts)
+{
+	char *start = shortopts;
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < NR_OPTIONS; i++) {
+			bool ours = options[i].cmds & cmd;
+			bool taken = false;
+
+			if (ours != !pass)
+				continue;
+			for (size_t k = 0; k < n && !taken; k++)
+				taken = !strcmp(order[k]->name, options[i].name);
+			if (taken)
+				continue;
+			order[n] = &options[i];
+			longopts[n] = (struct option){ options[i].name,
+						       options[i].arg_name ? required_argument : no_argument, NULL,
+						       options[i].short_name ? options[i].short_name : 256 + (int)n };
+			n++;
+		}
+	/* '+' (profiling): stop at the first non-option, the command's own arguments are not ours. */
+	if (cmd & CLI_PROFILE)
+		*shortopts++ = '+';
+	*shortopts++ = ':';
+	*shortopts = '\0';
+	for (size_t k = 0; k < n; k++) {
+		if (!order[k]->short_name || strchr(start, order[k]->short_name))
+			continue;
+		*shortopts++ = order[k]->short_name;
+		if (order[k]->arg_name)
+			*shortopts++ = ':';
+		*shortopts = '\0';
+	}
+	*shortopts = '\0';
+}
+
+static int apply_option(const struct cli_option *opt, enum cli_cmd cmd, struct profile_opts *opts,
+			char *err, size_t err_sz)
+{
+	if (!(opt->cmds & cmd))
+		return fail(err, err_sz, "--%s belongs to 'dlprof-bpf %s'", opt->name, cli_cmd_name(opt->cmds));
+	if (opt->handle)
+		return opt->handle(opts, optarg, err, err_sz);
+	*(bool *)((char *)opts + opt->flag_off) = true;
+	return 0;
+}
+
+/* What the profiling commands need together. */
+static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	bool record = cmd == CLI_RECORD;
+
+	if (opts->help || opts->version || opts->list_events)
+		return 0;
+	if (!opts->libs.cnt)
+		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
+	if (opts->pid && opts->command)
+		return fail(err, err_sz, "-p and a command exclude each other: profile one or the other");
+	if ((opts->kill_after_s || opts->leave_running) && !opts->command)
+		return fail(err, err_sz, "--%s applies to a launched command (-- COMMAND)",
+			    opts->leave_running ? "leave-running" : "kill-after");
+	if (opts->kill_after_s && opts->leave_running)
+		return fail(err, err_sz, "--kill-after and --leave-running exclude each other: a command left running is not killed");
+	if (!opts->kill_after_s)
+		opts->kill_after_s = KILL_AFTER_S_DEFAULT;
+	if (record && !opts->output)
+		return fail(err, err_sz, "record needs -o DIR, the trace directory to write");
+	if (record && !opts->ringbuf_bytes)
+		opts->ringbuf_bytes = RINGBUF_BYTES_DEFAULT;
+	if (opts->interval_s && opts->json)
+		return fail(err, err_sz, "-i and --json exclude each other: --json prints one document at the end");
+	return 0;
+}
+
+/* The reading commands: one input, and merge its -o. */
+static int check_read(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err,
+		      size_t err_sz)
+{
+	const char *name = cli_cmd_name(cmd);
+
+	if (opts->help)
+		return 0;
+	if (cmd == CLI_MERGE && (optind != argc - 1 || !opts->output))
+		return fail(err, err_sz, "merge needs one input and -o FILE; see 'dlprof-bpf merge --help'");
+	if (optind != argc - 1)
+		return fail(err, err_sz, "%s needs one trace directory or .dlt file; see 'dlprof-bpf %s --help'",
+			    name, name);
+	opts->input = argv[optind];
+	return 0;
+}
+
+int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	const struct cli_option *order[NR_OPTIONS];
+	struct option longopts[NR_OPTIONS + 1];
+	char shortopts[NR_OPTIONS * 2 + 3];
+	int c, ret;
+
+	memset(opts, 0, sizeof(*opts));
+	memset(longopts, 0, sizeof(longopts));
+	opts->record = cmd == CLI_RECORD;
+	opts->comp = TRACE_COMP_ZLIB;
+	opts->comp_level = TRACE_ZLIB_LEVEL_DEFAULT;
+	build_getopt(cmd, order, longopts, shortopts);
+
+	/* 0, not 1: a full reset, main or an earlier parse may have used getopt. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct cli_option *opt = NULL;
+
+		if (c == '?')
+			return fail(err, err_sz, "unknown option '%s' (see --help)", argv[optind - 1]);
+		if (c == ':')
+			return fail(err, err_sz, "option '%s' needs an argument", argv[optind - 1]);
+		for (size_t i = 0; i < NR_OPTIONS && !opt && longopts[i].name; i++)
+			if (longopts[i].val == c)
+				opt = order[i];
+		ret = apply_option(opt, cmd, opts, err, err_sz);
+		if (ret)
+			return ret;
+	}
+	/* The aliases name a format; whichever is given, both views agree. */
+	if (!opts->format)
+		opts->format = opts->json ? "json" : opts->csv ? "csv" : "text";
+	opts->json = !strcmp(opts->format, "json");
+	opts->csv = !strcmp(opts->format, "csv");
+	if (cmd & CLI_READ)
+		return check_read(cmd, argc, argv, opts, err, err_sz);
+	/* Whatever follows the options ("--" already consumed) is the command, as with perf. */
+	if (optind < argc)
+		opts->command = &argv[optind];
+	return check_profile(cmd, opts, err, err_sz);
+}
+
+int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz)
+{
+	return cli_parse_cmd(record ? CLI_RECORD : CLI_LIVE, argc, argv, opts, err, err_sz);
+}
+
+void cli_opts_free(struct profile_opts *opts)
+{
+	if (!opts)
+		return;
+	str_list_free(&opts->libs);
+	str_list_free(&opts->funcs);
+	str_list_free(&opts->excludes);
+}
+
+void cli_selection(const struct profile_opts *opts, struct probe_selection *sel)
+{
+	*sel = (struct probe_selection){
+		.libs = opts->libs,
+		.funcs = opts->funcs,
+		.excludes = opts->excludes,
+		.placement_entry = opts->placement_entry,
+	};
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Every command's options: one table makes the parsers and the help texts. */
+#ifndef DLPROF_CLI_H
+#define DLPROF_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "probe/probe_table.h"
+#include "trace/trace_block.h"
+#include "util/str_list.h"
+
+
+/* The commands, as the option table names them (a mask: an option may serve several). */
+enum cli_cmd {
+	CLI_LIVE = 1 << 0,
+	CLI_RECORD = 1 << 1,
+	CLI_MERGE = 1 << 2,
+	CLI_REPORT = 1 << 3,
+	CLI_DUMP = 1 << 4,
+};
+#define CLI_PROFILE (CLI_LIVE | CLI_RECORD)
+#define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP)
+#define CLI_ALL (CLI_PROFILE | CLI_READ)
+
+struct profile_opts {
+	struct str_list libs;		/* --lib */
+	struct str_list funcs;		/* --func: include globs (none: every function) */
+	struct str_list excludes;	/* --exclude */
+	pid_t pid;			/* -p; 0: none */
+	double duration_s;		/* -d; 0: until the command exits or a signal */
+	double interval_s;		/* -i; 0: only at the end */
+	const char *events;		/* -e: comma-separated perf event names; NULL: the default set */
+	bool list_events;		/* -e list / --list-events */
+	bool json;			/* --json: --format json */
+	int attach_mode;		/* enum attach_mode */
+	bool placement_entry;		/* --placement entry: probes stay on the entry unless it cannot take one */
+	bool unwind_unsafe;		/* --unwind unsafe: return probes even where unwinding cannot be repaired */
+	int verbose;
+	bool help;
+	bool version;
+	char **command;			/* after "--": argv to launch, NULL-terminated; NULL: none */
+	const char *output;		/* -o: the summary file; for record, the trace directory */
+	double kill_after_s;		/* --kill-after: SIGTERM to SIGKILL when the profile stops the command */
+	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
+	/* record only */
+	bool record;			/* parsing for "dlprof-bpf record" */
+	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */
+	bool no_compress;		/* --compress none */
+	/* merge, report, dump */
+	const char *input;		/* the trace directory or .dlt file */
+	bool csv;			/* dump --csv: --format csv */
+	const char *format;		/* --format: an exporter's name (output/exporter.h); "text" by default */
+	enum trace_compression comp;	/* merge --compress */
+	int comp_level;
+};
+
+#define RINGBUF_BYTES_DEFAULT (16u << 20)
+#define KILL_AFTER_S_DEFAULT 5.0
+
+/*
+ * Parse argv into opts, for the live mode or (record) for "dlprof-bpf
+ * record". Returns 0, or -EINVAL with a one-line message (no trailing
+ * newline) in err.
+ */
+int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz);
+/* The same for any one command; argv[0] is the command's name. */
+int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz);
+/* The options of cmd, one line each, as --help shows them. */
+void cli_print_options(FILE *out, enum cli_cmd cmd);
+/* The name a command is called by ("record"). */
+const char *cli_cmd_name(enum cli_cmd cmd);
+void cli_opts_free(struct profile_opts *opts);
+/* What opts select, for the probe table; borrows opts' lists. */
+void cli_selection(const struct profile_opts *opts, struct probe_selection *sel);
+
+#endif /* DLPROF_CLI_H */

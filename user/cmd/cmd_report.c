@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/func_summary.h"
+#include "output/exporter.h"
+#include "output/report.h"
+#include "trace/trace_agg.h"
+#include "cmd/trace_cmds.h"
+#include "trace/trace_input.h"
+#include "cmd/trace_term.h"
+
+static int aggregate(struct trace_input *in, struct trace_agg *agg)
+{
+	struct trace_progress prog;
+	const struct call_record *r;
+	__u64 n = 0;
+	int ret;
+
+	trace_progress_init(&prog, "reading");
+	while ((ret = trace_input__next(in, &r)) > 0) {
+		trace_agg__add(agg, r);
+		if (!(++n & 0xffff))
+			trace_progress_update(&prog, in);
+	}
+	trace_progress_done(&prog);
+	return ret;
+}
+
+static void fill_info(const struct trace_meta *m, struct report_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	for (__u32 k = 0; k < m->nr_events; k++)
+		info->events[k] = m->events[k];
+	info->nr_events = m->nr_events;
+	info->attach_mode = m->attach_mode ? m->attach_mode : "trace";
+	info->attach_ms = m->attach_ms;
+	info->functions_attached = m->nr_funcs;
+	info->functions_skipped = m->functions_skipped;
+	info->drops = trace_meta__drops(m) + trace_meta__write_lost(m);
+	info->orphan_returns = m->orphan_returns;
+	info->incomplete = m->untimed_calls;
+	if (m->last_flush_ns > m->mono_start_ns)
+		info->elapsed_s = (double)(m->last_flush_ns - m->mono_start_ns) / 1e9;
+}
+
+static int report(struct trace_input *in, const struct profile_opts *opts)
+{
+	const struct exporter *e = exporter_find(opts->format);
+	const struct trace_meta *m = trace_input__meta(in);
+	struct report_row *rows = NULL;
+	struct report_info info;
+	struct trace_agg agg;
+	int ret, status = 1;
+
+	if (trace_agg__init(&agg, m->nr_funcs)) {
+		errmsg("out of memory");
+		return 1;
+	}
+	ret = aggregate(in, &agg);
+	if (ret < 0) {
+		errmsg("reading the trace failed: %s; try on a machine with more memory",
+			     strerror(-ret));
+		goto cleanup;
+	}
+	rows = calloc(m->nr_funcs ? m->nr_funcs : 1, sizeof(*rows));
+	if (!rows) {
+		errmsg("out of memory");
+		goto cleanup;
+	}
+	for (__u32 i = 0; i < m->nr_funcs; i++) {
+		rows[i].lib = m->funcs[i].lib;
+		rows[i].func = m->funcs[i].symbol;
+		func_summary_build(&rows[i].s, &agg.stats[i], agg.calls[i]);
+	}
+	report_sort(rows, m->nr_funcs);
+	fill_info(m, &info);
+	if (e->summary(stdout, rows, m->nr_funcs, &info)) {
+		errmsg("out of memory");
+		goto cleanup;
+	}
+	trace_report_damage(in, false);
+	if (agg.unknown_func)
+		errmsg("%" PRIu64 " records name functions the metadata does not list; "
+			     "they are left out", (uint64_t)agg.unknown_func);
+	if (fflush(stdout) || ferror(stdout)) {
+		errmsg("cannot write the report: %s; check where stdout goes", strerror(errno));
+		goto cleanup;
+	}
+	status = 0;
+cleanup:
+	free(rows);
+	trace_agg__fini(&agg);
+	return status;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	return trace_cmd_read(CLI_REPORT, argc, argv, report);
+}

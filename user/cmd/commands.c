@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "cmd/live.h"
+#include "cmd/trace_cmds.h"
+#include "output/exporter.h"
+
+struct command {
+	const char *name;
+	enum cli_cmd id;
+	int (*run)(int argc, char **argv);
+	const char *usage;	/* after "dlprof-bpf " */
+	const char *help;
+};
+
+/* Every mode; anything else on the command line is the live mode's options. */
+static const struct command commands[] = {
+	{ "live", CLI_LIVE, cmd_live, "[live] --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]",
+	  "profile and print a summary table (the default)" },
+	{ "record", CLI_RECORD, cmd_record, "record -o DIR --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]",
+	  "profile like live and write every call to a trace directory (docs/trace-format.md)" },
+	{ "merge", CLI_MERGE, cmd_merge, "merge DIR|FILE.dlt -o FILE.dlt [--compress=none|zlib|zlib:LEVEL]",
+	  "merge a trace directory into one .dlt file ordered by time" },
+	{ "report", CLI_REPORT, cmd_report, "report DIR|FILE.dlt [--json]",
+	  "the summary table of a recorded trace" },
+	{ "dump", CLI_DUMP, cmd_dump, "dump DIR|FILE.dlt [--csv]",
+	  "one line per recorded call, in time order (--csv)" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *command_of(enum cli_cmd id)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (commands[i].id == id)
+			return &commands[i];
+	return &commands[0];
+}
+
+void commands_print_help(FILE *out, enum cli_cmd id)
+{
+	const struct command *c = command_of(id);
+
+	fprintf(out, "Usage: dlprof-bpf %s\n", c->usage);
+	if (id == CLI_LIVE) {
+		fprintf(out, "       dlprof-bpf COMMAND [options]  (dlprof-bpf COMMAND --help)\n"
+			"Count and time the calls of a shared library's functions with uprobes.\n"
+			"Without -p or a command, every process that uses the library is profiled.\n\n"
+			"Commands:\n");
+		for (size_t i = 0; i < NR_COMMANDS; i++)
+			fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+	} else {
+		fprintf(out, "%c%s.\n", c->help[0] - 'a' + 'A', c->help + 1);
+	}
+	fprintf(out, "\nOptions:\n");
+	cli_print_options(out, id);
+	if (id & (CLI_PROFILE | CLI_REPORT | CLI_DUMP)) {
+		size_t n;
+		const struct exporter *e = exporter_table(&n);
+
+		fprintf(out, "\nFormats (--format):\n");
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, "  %-8s %s\n", e[i].name, e[i].help);
+	}
+}
+
+int commands_main(int argc, char **argv)
+{
+	if (argc > 1)
+		for (size_t i = 0; i < NR_COMMANDS; i++)
+			if (!strcmp(argv[1], commands[i].name))
+				return commands[i].run(argc - 1, argv + 1);
+	return cmd_live(argc, argv);
+}

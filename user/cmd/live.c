@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <bpf/libbpf.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/live.h"
+#include "dlprof.h"
+#include "output/exporter.h"
+#include "output/output_file.h"
+#include "output/report.h"
+#include "probe/session.h"
+#include "util/messages.h"
+
+#define EXIT_USAGE 2
+/* How long a detach may take before the profiler says why it waits. */
+#define DETACH_PATIENCE_S 5
+/* A command still running when -d ended the profile, as timeout(1) says it. */
+#define EXIT_DURATION 124
+/* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
+#define RECORD_DRAIN_MS 50
+
+struct live {
+	struct profile_opts opts;
+	struct session *session;
+	struct func_profile *funcs;
+	struct report_row *rows;
+	struct report_info info;
+	const struct exporter *exporter;	/* the summary's format */
+	struct output_file *summary;	/* -o FILE of the live mode; NULL: stdout */
+	int sig_fd;
+	double detach_t0;
+	int exit_status;	/* the launched command's, once it ended */
+	bool write_error_reported;
+	bool cmd_done;
+};
+
+static int verbosity;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && verbosity < 2) || verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The final summary into -o FILE, which replaces FILE only once it is whole. */
+static int write_summary(struct live *l)
+{
+	FILE *out = output_file__stream(l->summary);
+	int err = out ? 0 : -errno;
+
+	if (out)
+		err = l->exporter->summary(out, l->rows, session__nr_funcs(l->session), &l->info);
+	if (!err)
+		err = output_file__commit(l->summary);
+	if (err)
+		errmsg("cannot write the summary to %s: %s; free some space or choose another file with -o",
+		       l->opts.output, strerror(-err));
+	return err;
+}
+
+/* The session's plain numbers into what the report prints. */
+static void fill_report(struct live *l, const struct session_totals *t)
+{
+	size_t n = session__nr_funcs(l->session);
+
+	for (size_t i = 0; i < n; i++)
+		l->rows[i] = (struct report_row){ .lib = l->funcs[i].lib, .func = l->funcs[i].func,
+						  .s = l->funcs[i].s, .entry_only = l->funcs[i].entry_only };
+	for (size_t k = 0; k < t->nr_events; k++)
+		l->info.events[k] = t->events[k];
+	l->info.nr_events = t->nr_events;
+	l->info.attach_ms = t->attach_ms;
+	l->info.detach_ms = t->detach_ms;
+	l->info.detach_unfinished = t->detach_unfinished;
+	l->info.unwind_repair = t->unwind_repair;
+	l->info.functions_attached = t->functions_attached;
+	l->info.functions_skipped = t->functions_skipped;
+	l->info.functions_moved = t->functions_moved;
+	l->info.attach_mode = t->attach_mode;
+	l->info.orphan_returns = t->orphan_returns;
+	l->info.unwind_slots = t->unwind_slots;
+	l->info.incomplete = t->incomplete;
+	l->info.probe_run_ns = t->probe_run_ns;
+	l->info.probe_runs = t->probe_runs;
+	l->info.drops = t->records_lost;
+}
+
+static int print_report(struct live *l, bool final)
+{
+	size_t n = session__nr_funcs(l->session);
+	struct session_totals tot;
+	int err;
+
+	err = session__read(l->session, final, l->funcs, &tot);
+	if (err) {
+		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
+		return err;
+	}
+	fill_report(l, &tot);
+	if (final) {
+		uint64_t untimed = report_untimed_calls(l->rows, n);
+		struct rusage ru;
+
+		/* What the kernel could not time is counted apart; the rest had not returned yet. */
+		l->info.in_flight = untimed > l->info.incomplete ? untimed - l->info.incomplete : 0;
+		if (!getrusage(RUSAGE_SELF, &ru))
+			l->info.max_rss_kib = (uint64_t)ru.ru_maxrss;
+	}
+	report_sort(l->rows, n);
+	if (final && l->summary)
+		return write_summary(l);
+	if (!final) {
+		time_t now = time(NULL);
+		char ts[32];
+
+		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+		printf("\n%s\n", ts);
+	}
+	err = l->exporter->summary(stdout, l->rows, n, &l->info);
+	/* Out now: the process may yet wait for the kernel to let a detach go. */
+	fflush(stdout);
+	return err;
+}
+
+/* A signal that stops waiting for the detach: any but SIGCHLD. */
+static bool stop_waiting(void *ctx)
+{
+	struct live *l = ctx;
+	struct signalfd_siginfo si;
+
+	if (read(l->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return false;
+	if (si.ssi_signo == SIGCHLD)
+		return false;
+	errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
+	       "the counts below may still grow meanwhile", (now_s() - l->detach_t0));
+	return true;
+}
+
+static void detach_slow(void *ctx)
+{
+	(void)ctx;
+	errmsg("removing the probes has taken %d s: the kernel waits until no task is inside "
+	       "one; Ctrl-C stops waiting (the summary follows)", DETACH_PATIENCE_S);
+}
+
+/*
+ * Remove the probes before the last counts are read and the last records
+ * drained, so nothing lands after them. The kernel may hold the detach
+ * (see detacher.h): the wait says so after a while, and a signal ends it.
+ */
+static void detach_probes(struct live *l)
+{
+	struct session_stop_wait w = {
+		.patience_ms = DETACH_PATIENCE_S * 1000, .cancel_fd = l->sig_fd,
+		.slow = detach_slow, .cancel = stop_waiting, .ctx = l,
+	};
+
+	l->detach_t0 = now_s();
+	session__stop(l->session, &w);
+}
+
+/* Returns 1 when the profile should end, 0 to go on. */
+static int handle_signal(struct live *l)
+{
+	struct signalfd_siginfo si;
+	int status;
+
+	if (read(l->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	if (si.ssi_signo != SIGCHLD) {
+		/* A signal is how -p and system-wide profiles end; a command cut short reports it. */
+		if (l->opts.command && !l->cmd_done)
+			l->exit_status = 128 + (int)si.ssi_signo;
+		return 1;
+	}
+	if (session__reap_command(l->session, &status)) {
+		l->exit_status = exit_status_of(status);
+		l->cmd_done = true;
+		return 1;
+	}
+	return 0;
+}
+
+static int run_loop(struct live *l, double start)
+{
+	double deadline = l->opts.duration_s ? start + l->opts.duration_s : 0;
+	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
+
+	for (;;) {
+		struct pollfd fds[3] = {
+			{ .fd = l->sig_fd, .events = POLLIN },
+			{ .fd = session__target_fd(l->session), .events = POLLIN },
+			{ .fd = session__poll_fd(l->session), .events = POLLIN },
+		};
+		double now = now_s(), wake = deadline;
+		int timeout = -1, n, err;
+
+		if (next_tick && (!wake || next_tick < wake))
+			wake = next_tick;
+		if (wake)
+			timeout = wake > now ? (int)((wake - now) * 1e3) + 1 : 0;
+		/* Records are submitted without wakeups: drain them on a timer. */
+		if (l->opts.record && (timeout < 0 || timeout > RECORD_DRAIN_MS))
+			timeout = RECORD_DRAIN_MS;
+		n = poll(fds, 3, timeout);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (l->opts.record) {
+			err = session__drain(l->session);
+			if (err && !l->write_error_reported) {
+				errmsg("warning: writing the trace failed: %s; recording goes on, the loss is counted",
+				       strerror(-err));
+				l->write_error_reported = true;
+			}
+		}
+		if (n > 0 && (fds[0].revents & POLLIN) && handle_signal(l))
+			return 0;
+		if (n > 0 && fds[1].fd >= 0 && (fds[1].revents & POLLIN))
+			return 0;	/* the -p process exited */
+		now = now_s();
+		if (deadline && now >= deadline) {
+			if (l->opts.command && !l->cmd_done)
+				l->exit_status = EXIT_DURATION;
+			return 0;
+		}
+		if (next_tick && now >= next_tick) {
+			print_report(l, false);
+			next_tick += l->opts.interval_s;
+		}
+	}
+}
+
+static int setup_signals(struct live *l)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	l->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	return l->sig_fd < 0 ? -errno : 0;
+}
+
+/* The profile ended before the command: stop it (or leave it, as asked) and say so in one line. */
+static void end_command(struct live *l)
+{
+	const char *name = l->opts.command[0];
+	double grace_ms = l->opts.kill_after_s * 1e3;
+	pid_t pid = session__command_pid(l->session);
+	struct launched_cmd_end end;
+	char how[64];
+
+	if (l->cmd_done || pid <= 0)
+		return;
+	if (l->opts.leave_running) {
+		errmsg("left %s (pid %d) running at the end of the profile (--leave-running)", name, (int)pid);
+		return;
+	}
+	session__stop_command(l->session, grace_ms < INT_MAX ? (int)grace_ms : INT_MAX, &end);
+	l->cmd_done = true;
+	if (!end.reaped) {
+		errmsg("sent %s (pid %d) SIGKILL at the end of the profile, but it has not exited", name, (int)pid);
+		return;
+	}
+	/* It ended on its own just as the profile did: its status stands. */
+	if (!end.signal_sent) {
+		l->exit_status = exit_status_of(end.wstatus);
+		return;
+	}
+	wait_status_describe(end.wstatus, how, sizeof(how));
+	if (end.signal_sent == SIGKILL)
+		errmsg("stopped %s (pid %d) with SIGKILL, %g s after SIGTERM, at the end of the profile; it %s",
+		       name, (int)pid, l->opts.kill_after_s, how);
+	else
+		errmsg("stopped %s (pid %d) with SIGTERM at the end of the profile; it %s", name, (int)pid, how);
+}
+
+/* Last records out, shards closed, losses into the report. */
+static int finish_recorder(struct live *l)
+{
+	struct session_totals tot;
+	int err;
+
+	err = session__finish_records(l->session);
+	if (err)
+		errmsg("writing the trace in %s failed: %s; free space or give -o another place "
+		       "(the summary below is complete, the trace holds what was written)",
+		       l->opts.output, strerror(-err));
+	/* The counts only: the aggregates are read once, for the report. */
+	session__totals(l->session, &tot);
+	fprintf(stderr, "dlprof-bpf: %llu calls written to %s%s\n", (unsigned long long)tot.records_written,
+		l->opts.output, tot.records_lost ? "; some were lost (see the report's last line)" : "");
+	return err;
+}
+
+/* What the table left out or counts at entry only, library by library. */
+static void note_table(const struct probe_table *t)
+{
+	for (size_t i = 0; i < t->nr_libs; i++) {
+		const struct probe_lib *lib = &t->libs[i];
+
+		if (lib->ifunc_unresolved)
+			errmsg("warning: %zu IFUNC function%s of %s left out: no implementation inside the library",
+			       lib->ifunc_unresolved, lib->ifunc_unresolved == 1 ? "" : "s", lib->file->display);
+		for (size_t k = 0; k < lib->nr_unprobeable && verbosity; k++)
+			errmsg("warning: %s in %s left out: no instruction near its entry can take a uprobe",
+			       lib->unprobeable[k], lib->file->display);
+		if (lib->nr_unprobeable && !verbosity)
+			errmsg("warning: %zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
+			       lib->nr_unprobeable, lib->nr_unprobeable == 1 ? "" : "s", lib->file->display);
+		for (size_t k = 0; k < lib->nr_entry_only && verbosity; k++)
+			errmsg("note: %s in %s counted at entry only: it keeps its own return address",
+			       lib->entry_only[k], lib->file->display);
+		if (lib->nr_entry_only && !verbosity)
+			errmsg("note: %zu function%s of %s counted at entry only, never timed: %s own return "
+			       "address, which a return probe would break (-v lists them)", lib->nr_entry_only,
+			       lib->nr_entry_only == 1 ? "" : "s", lib->file->display,
+			       lib->nr_entry_only == 1 ? "it keeps its" : "they keep their");
+		if (lib->nr_unwind_entry_only)
+			errmsg("note: %zu functions of %s counted at entry only, never timed: exceptions or thread "
+			       "cancellation may unwind through them, and this kernel lets no probe repair the stack "
+			       "for that (it needs CAP_SYS_ADMIN and no lockdown); --unwind unsafe times them at that "
+			       "risk", lib->nr_unwind_entry_only, lib->file->display);
+	}
+}
+
+static void session_opts_of(const struct profile_opts *o, struct session_opts *so)
+{
+	*so = (struct session_opts){
+		.attach_mode = o->attach_mode,
+		.events = o->events,
+		.unwind_unsafe = o->unwind_unsafe,
+		.pid = o->pid,
+		.command = o->command,
+		.leave_running = o->leave_running,
+		.list_skipped = o->verbose > 0,
+	};
+	cli_selection(o, &so->sel);
+}
+
+/* From the checked options to a running session: 0, or the exit status of what failed. */
+static int start_session(struct live *l)
+{
+	struct session_record_opts ropts = {
+		.dir = l->opts.output, .ringbuf_bytes = l->opts.ringbuf_bytes, .no_compress = l->opts.no_compress,
+	};
+	struct session_totals tot;
+	struct session_opts so;
+	bool no_pmu, cmd_failed;
+	char msg[2048];
+	int err;
+
+	session_opts_of(&l->opts, &so);
+	/* Usage errors before the libraries are read: one line, and no warning about them first. */
+	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
+	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
+		errmsg("%s", msg);
+		return EXIT_USAGE;
+	}
+	if (!l->session) {
+		errmsg("cannot start the profile: %s", strerror(errno));
+		return 1;
+	}
+	if (session__prepare(l->session, msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	if (no_pmu)
+		errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
+	note_table(session__table(l->session));
+	l->funcs = calloc(session__nr_funcs(l->session), sizeof(*l->funcs));
+	l->rows = calloc(session__nr_funcs(l->session), sizeof(*l->rows));
+	if (!l->funcs || !l->rows)
+		return 1;
+	if (session__load(l->session, l->opts.record ? &ropts : NULL, msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	if (setup_signals(l))
+		return 1;
+	err = session__start(l->session, &cmd_failed, msg, sizeof(msg));
+	if (err && msg[0])
+		errmsg("%s", msg);
+	if (err)
+		return cmd_failed ? (err == -ENOENT ? 127 : 126) : 1;
+	session__totals(l->session, &tot);
+	if (verbosity && tot.unwind_hooks)
+		errmsg("%zu unwinder probes attached (libgcc_s, libstdc++)", tot.unwind_hooks);
+	if (!l->opts.command)
+		fprintf(stderr, "dlprof-bpf: profiling %zu functions in %zu libraries%s; Ctrl-C to stop\n",
+			tot.functions_attached, session__table(l->session)->nr_libs,
+			l->opts.pid ? "" : " in every process");
+	return 0;
+}
+
+static int live_run(struct live *l, int argc, char **argv, bool record)
+{
+	char msg[2048];
+	bool trace_failed;
+	double start;
+	int err;
+
+	err = cli_parse(argc, argv, record, &l->opts, msg, sizeof(msg));
+	if (err) {
+		errmsg("%s", msg);
+		return EXIT_USAGE;
+	}
+	if (l->opts.help) {
+		commands_print_help(stdout, record ? CLI_RECORD : CLI_LIVE);
+		return 0;
+	}
+	if (l->opts.version) {
+		printf("dlprof-bpf %s\n", DLPROF_VERSION);
+		return 0;
+	}
+	l->exporter = exporter_find(l->opts.format);
+	verbosity = l->opts.verbose;
+	libbpf_set_print(libbpf_print);
+	if (session_preflight(msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	if (l->opts.list_events) {
+		session_list_events(stdout);
+		return 0;
+	}
+	/* Refused or not creatable: said before anything is attached. */
+	if (!record && l->opts.output &&
+	    output_file__open(&l->summary, l->opts.output, NULL, msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
+
+	if (l->opts.command && (err = target_command_check(l->opts.command[0]))) {
+		errmsg("cannot run %s: %s", l->opts.command[0],
+		       err == -ENOENT ? "command not found" : strerror(-err));
+		return err == -ENOENT ? 127 : 126;
+	}
+	if (l->opts.pid && target_pid_check(l->opts.pid)) {
+		errmsg("process %d not found", (int)l->opts.pid);
+		return 1;
+	}
+	err = start_session(l);
+	if (err)
+		return err;
+	start = now_s();
+	err = run_loop(l, start);
+	if (l->opts.command)
+		end_command(l);
+	if (err) {
+		errmsg("waiting failed: %s", strerror(-err));
+		return 1;
+	}
+	l->info.elapsed_s = now_s() - start;
+	detach_probes(l);
+	/* A trace that could not be finished (full disk) still gets the exact summary, then fails. */
+	trace_failed = l->opts.record && finish_recorder(l);
+	if (print_report(l, true) || trace_failed)
+		return 1;
+	return l->opts.command || l->exit_status ? l->exit_status : 0;
+}
+
+static int profile_main(int argc, char **argv, bool record)
+{
+	struct live l = { .sig_fd = -1 };
+	int status = live_run(&l, argc, argv, record);
+
+	session__free(l.session);
+	output_file__free(l.summary);
+	free(l.funcs);
+	free(l.rows);
+	cli_opts_free(&l.opts);
+	if (l.sig_fd >= 0)
+		close(l.sig_fd);
+	return status;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	return profile_main(argc, argv, false);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	return profile_main(argc, argv, true);
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <math.h>
+#include <string.h>
+
+#include "model/func_summary.h"
+
+uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
+		       uint64_t min_ns, uint64_t max_ns)
+{
+	uint64_t rank, seen = 0, v;
+
+	if (!count)
+		return 0;
+	rank = (uint64_t)ceil(q * (double)count);
+	if (rank < 1)
+		rank = 1;
+	if (rank > count)
+		rank = count;
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		seen += hist[b];
+		if (seen < rank)
+			continue;
+		v = hist_bucket_low(b) + (hist_bucket_width(b) - 1) / 2;
+		if (v < min_ns)
+			v = min_ns;
+		if (max_ns && v > max_ns)
+			v = max_ns;
+		return v;
+	}
+	return max_ns;
+}
+
+void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls)
+{
+	memset(out, 0, sizeof(*out));
+	out->calls = calls;
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		out->returns += sum->hist[i];
+	out->unmatched = sum->unmatched;
+	out->unwound = sum->unwound;
+	out->total_ns = sum->total_ns;
+	out->avg_ns = out->returns ? sum->total_ns / out->returns : 0;
+	out->min_ns = sum->min_ns;
+	out->max_ns = sum->max_ns;
+	out->p50_ns = hist_quantile(sum->hist, out->returns, 0.50, sum->min_ns, sum->max_ns);
+	out->p90_ns = hist_quantile(sum->hist, out->returns, 0.90, sum->min_ns, sum->max_ns);
+	out->p99_ns = hist_quantile(sum->hist, out->returns, 0.99, sum->min_ns, sum->max_ns);
+	out->oncpu_ns = sum->oncpu_ns;
+	out->scaled = sum->scaled;
+	memcpy(out->counters, sum->counters, sizeof(out->counters));
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "output/exporter.h"
+#include "output/report.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* RFC 4180: quote a field only when it holds a separator, a quote or a line break. */
+static void csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static bool timed(const struct export_call *c)
+{
+	return !c->unmatched && !c->entry_only && !c->unwound;
+}
+
+static int text_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
+{
+	report_print_table(out, rows, n, info);
+	return 0;
+}
+
+static void text_begin(FILE *out, const struct export_head *h)
+{
+	(void)h;
+	fprintf(out, "%16s %9s %7s %7s %4s  %s\n", "TIME(s)", "DURATION", "PID", "TID", "CPU", "FUNCTION");
+}
+
+/* Seconds since the start of the recording, indented by depth: the call tree reads down. */
+static void text_record(FILE *out, const struct export_head *h, const struct export_call *c)
+{
+	bool before = c->ts_ns < h->start_ns;
+	uint64_t mag = before ? h->start_ns - c->ts_ns : c->ts_ns - h->start_ns;
+	char ts[32], dur[24], oncpu[24];
+
+	if (!timed(c))
+		strcpy(dur, "-");
+	else
+		report_format_ns(dur, sizeof(dur), c->dur_ns);
+	snprintf(ts, sizeof(ts), "%s%" PRIu64 ".%09" PRIu64, before ? "-" : "", mag / 1000000000,
+		 mag % 1000000000);
+	fprintf(out, "%16s %9s %7u %7u %4u  %*s%s (%s)", ts, dur, c->pid, c->tid, c->cpu,
+		2 * (int)c->depth, "", c->func, base_name(c->lib));
+	if (timed(c)) {
+		report_format_ns(oncpu, sizeof(oncpu), c->oncpu_ns);
+		fprintf(out, " oncpu=%s", oncpu);
+		for (size_t k = 0; k < h->nr_events; k++)
+			fprintf(out, " %s=%" PRIu64, h->events[k], c->counters[k]);
+	}
+	if (c->unmatched)
+		fputs(" [unmatched]", out);
+	if (c->entry_only)
+		fputs(" [entry-only]", out);
+	if (c->unwound)
+		fputs(" [unwound]", out);
+	if (c->scaled)
+		fputs(" [scaled]", out);
+	fputc('\n', out);
+}
+
+/* One row per function that was called, the numbers raw (ns, counts). */
+static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
+{
+	fputs("lib,func,calls,timed,unmatched,total_ns,avg_ns,min_ns,max_ns,p50_ns,p90_ns,p99_ns,oncpu_ns", out);
+	for (size_t k = 0; k < info->nr_events; k++) {
+		fputc(',', out);
+		csv_field(out, info->events[k]);
+	}
+	fputc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		const struct func_summary *s = &rows[i].s;
+
+		if (!s->calls)
+			continue;
+		csv_field(out, rows[i].lib);
+		fputc(',', out);
+		csv_field(out, rows[i].func);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, s->calls, s->returns, s->unmatched,
+			s->total_ns, s->avg_ns, s->min_ns, s->max_ns, s->p50_ns, s->p90_ns, s->p99_ns, s->oncpu_ns);
+		for (size_t k = 0; k < info->nr_events; k++)
+			fprintf(out, ",%" PRIu64, s->counters[k]);
+		fputc('\n', out);
+	}
+	return 0;
+}
+
+static void csv_begin(FILE *out, const struct export_head *h)
+{
+	fputs("ts_ns,dur_ns,pid,tid,cpu,lib,func,depth", out);
+	for (size_t k = 0; k < h->nr_events; k++) {
+		fputc(',', out);
+		csv_field(out, h->events[k]);
+	}
+	fputs(",oncpu_ns\n", out);
+}
+
+static void csv_record(FILE *out, const struct export_head *h, const struct export_call *c)
+{
+	fprintf(out, "%" PRIu64 ",%" PRIu64 ",%u,%u,%u,", c->ts_ns, c->dur_ns, c->pid, c->tid, c->cpu);
+	csv_field(out, c->lib);
+	fputc(',', out);
+	csv_field(out, c->func);
+	fprintf(out, ",%u", c->depth);
+	for (size_t k = 0; k < h->nr_events; k++)
+		fprintf(out, ",%" PRIu64, c->counters[k]);
+	fprintf(out, ",%" PRIu64 "\n", c->oncpu_ns);
+}
+
+static int json_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
+{
+	return report_print_json(out, rows, n, info);
+}
+
+/* One JSON object per line (JSON Lines), so that a stream of any length parses call by call. */
+static void json_record(FILE *out, const struct export_head *h, const struct export_call *c)
+{
+	struct json_object *o = json_object_new_object(), *ev = json_object_new_object();
+
+	if (!o || !ev) {
+		json_object_put(o);
+		json_object_put(ev);
+		return;
+	}
+	json_object_object_add(o, "ts_ns", json_object_new_uint64(c->ts_ns));
+	json_object_object_add(o, "dur_ns", json_object_new_uint64(c->dur_ns));
+	json_object_object_add(o, "pid", json_object_new_int64(c->pid));
+	json_object_object_add(o, "tid", json_object_new_int64(c->tid));
+	json_object_object_add(o, "cpu", json_object_new_int64(c->cpu));
+	json_object_object_add(o, "lib", json_object_new_string(c->lib));
+	json_object_object_add(o, "func", json_object_new_string(c->func));
+	json_object_object_add(o, "depth", json_object_new_int64(c->depth));
+	json_object_object_add(o, "oncpu_ns", json_object_new_uint64(c->oncpu_ns));
+	json_object_object_add(o, "timed", json_object_new_boolean(timed(c)));
+	for (size_t k = 0; k < h->nr_events; k++)
+		json_object_object_add(ev, h->events[k], json_object_new_uint64(c->counters[k]));
+	json_object_object_add(o, "counters", ev);
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	fputc('\n', out);
+	json_object_put(o);
+}
+
+static const struct exporter exporters[] = {
+	{ "text", "aligned columns for people (the default)", text_summary, text_begin, text_record, NULL },
+	{ "csv", "comma-separated values with a header row (RFC 4180)", csv_summary, csv_begin, csv_record, NULL },
+	{ "json", "JSON: one document for a summary (docs/json-output.md), one object per line for dump",
+	  json_summary, NULL, json_record, NULL },
+};
+
+const struct exporter *exporter_table(size_t *n)
+{
+	*n = sizeof(exporters) / sizeof(exporters[0]);
+	return exporters;
+}
+
+const struct exporter *exporter_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(exporters) / sizeof(exporters[0]); i++)
+		if (!strcmp(exporters[i].name, name))
+			return &exporters[i];
+	return NULL;
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "output/report.h"
+
+/* Why a function was probed at entry only: its JSON name and the table's footer line. */
+static const struct {
+	const char *name;
+	const char *footer;
+} entry_only_whys[] = {
+	[ENTRY_ONLY_RETURN_ADDRESS] = { "return-address",
+		"they keep their own return address (setjmp, getcontext, vfork, dlsym), which a return probe would break" },
+	[ENTRY_ONLY_UNWINDING] = { "unwinding",
+		"exceptions may unwind through them and this kernel lets no probe repair the stack (--unwind unsafe times them)" },
+};
+
+#define NR_WHYS (sizeof(entry_only_whys) / sizeof(entry_only_whys[0]))
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+
+	if (x->s.total_ns != y->s.total_ns)
+		return x->s.total_ns < y->s.total_ns ? 1 : -1;
+	if (x->s.calls != y->s.calls)
+		return x->s.calls < y->s.calls ? 1 : -1;
+	return strcmp(x->func, y->func);
+}
+
+uint64_t report_untimed_calls(const struct report_row *rows, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct func_summary *s = &rows[i].s;
+
+		if (rows[i].entry_only == ENTRY_ONLY_NO && s->calls > s->returns + s->unmatched + s->unwound)
+			sum += s->calls - s->returns - s->unmatched - s->unwound;
+	}
+	return sum;
+}
+
+void report_sort(struct report_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), row_cmp);
+}
+
+void report_format_ns(char *buf, size_t sz, uint64_t ns)
+{
+	static const struct { uint64_t div; const char *unit; } units[] = {
+		{ 1000000000ull, "s" }, { 1000000ull, "ms" }, { 1000ull, "us" },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ns >= units[i].div) {
+			double v = (double)ns / (double)units[i].div;
+
+			snprintf(buf, sz, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, sz, "%" PRIu64 "ns", ns);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+void report_format_count(char *buf, size_t sz, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, sz, "%.2fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, sz, "%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, sz, "%.0f", v);
+	else if (v >= 100)
+		snprintf(buf, sz, "%.1f", v);
+	else
+		snprintf(buf, sz, "%.2f", v);
+}
+
+static int event_index(const struct report_info *info, const char *name)
+{
+	for (size_t k = 0; k < info->nr_events; k++)
+		if (!strcmp(info->events[k], name))
+			return (int)k;
+	return -1;
+}
+
+void report_print_table(FILE *out, const struct report_row *rows, size_t n,
+			const struct report_info *info)
+{
+	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
+	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
+	bool ipc = cyc >= 0 && ins >= 0;
+	char t[6][24];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].s.calls)
+			continue;
+		if ((int)strlen(rows[i].func) > fw)
+			fw = (int)strlen(rows[i].func);
+		if ((int)strlen(base_name(rows[i].lib)) > lw)
+			lw = (int)strlen(base_name(rows[i].lib));
+		unmatched |= rows[i].s.unmatched != 0;
+		unwound |= rows[i].s.unwound != 0;
+		entry_only[rows[i].entry_only]++;
+		scaled |= rows[i].s.scaled != 0;
+	}
+	if (fw > 48)
+		fw = 48;
+	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s %9s", fw, "FUNCTION", lw, "LIBRARY",
+		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", "ONCPU");
+	for (size_t k = 0; k < info->nr_events; k++)
+		fprintf(out, " %*s", (int)(strlen(info->events[k]) > 9 ? strlen(info->events[k]) : 9),
+			info->events[k]);
+	if (ipc)
+		fprintf(out, " %6s", "IPC");
+	fprintf(out, "%s%s\n", unmatched ? "  UNMATCHED" : "", unwound ? "    UNWOUND" : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct func_summary *s = &rows[i].s;
+
+		if (!s->calls)
+			continue;
+		shown++;
+		report_format_ns(t[0], sizeof(t[0]), s->total_ns);
+		report_format_ns(t[1], sizeof(t[1]), s->avg_ns);
+		report_format_ns(t[2], sizeof(t[2]), s->p50_ns);
+		report_format_ns(t[3], sizeof(t[3]), s->p99_ns);
+		report_format_ns(t[4], sizeof(t[4]), s->max_ns);
+		report_format_ns(t[5], sizeof(t[5]), s->returns ? s->oncpu_ns / s->returns : 0);
+		/* Never a 0 for a time nobody measured. */
+		for (int k = rows[i].entry_only != ENTRY_ONLY_NO ? 0 : 1; k < 6 && !s->returns; k++)
+			strcpy(t[k], "-");
+		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s", fw, fw, rows[i].func,
+			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
+		for (size_t k = 0; k < info->nr_events; k++) {
+			char v[24] = "-";
+			int w = (int)(strlen(info->events[k]) > 9 ? strlen(info->events[k]) : 9);
+
+			if (s->returns)
+				report_format_count(v, sizeof(v) - 1, (double)s->counters[k] / (double)s->returns);
+			if (s->scaled)
+				strcat(v, "*");
+			fprintf(out, " %*s", w, v);
+		}
+		if (ipc) {
+			if (s->counters[cyc])
+				fprintf(out, " %6.2f", (double)s->counters[ins] / (double)s->counters[cyc]);
+			else
+				fprintf(out, " %6s", "-");
+		}
+		if (unmatched)
+			fprintf(out, "  %9" PRIu64, s->unmatched);
+		if (unwound)
+			fprintf(out, "  %9" PRIu64, s->unwound);
+		fputc('\n', out);
+	}
+	if (!shown)
+		fprintf(out, "(no calls)\n");
+	if (info->nr_events)
+		fprintf(out, "# ONCPU and the events are per timed call%s\n",
+			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
+	for (size_t w = ENTRY_ONLY_NO + 1; w < NR_WHYS; w++)
+		if (entry_only[w])
+			fprintf(out, "# %d function%s counted at entry only, never timed: %s\n", entry_only[w],
+				entry_only[w] == 1 ? "" : "s", entry_only_whys[w].footer);
+	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
+		info->attach_mode, info->attach_ms);
+	if (info->functions_moved)
+		fprintf(out, ", %zu placed off-entry", info->functions_moved);
+	if (info->functions_skipped)
+		fprintf(out, ", %zu could not be probed", info->functions_skipped);
+	if (info->detach_unfinished)
+		fprintf(out, ", detach still unfinished after %.1f ms", info->detach_ms);
+	else if (info->detach_ms)
+		fprintf(out, ", detached in %.1f ms", info->detach_ms);
+	fprintf(out, "; %.1f s profiled", info->elapsed_s);
+	if (info->drops)
+		fprintf(out, "; %" PRIu64 " records dropped", info->drops);
+	if (info->incomplete)
+		fprintf(out, "; %" PRIu64 " calls counted but not timed (kernel memory)", info->incomplete);
+	if (info->in_flight)
+		fprintf(out, "; %" PRIu64 " calls still running when the probes were removed (counted, not timed)",
+			info->in_flight);
+	fputc('\n', out);
+}
+
+static int add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	struct json_object *n = json_object_new_uint64(v);
+
+	return n ? json_object_object_add(o, key, n) : -ENOMEM;
+}
+
+static int add_events(struct json_object *doc, const struct report_info *info)
+{
+	struct json_object *evs = json_object_new_array();
+	int err;
+
+	if (!evs)
+		return -ENOMEM;
+	err = json_object_object_add(doc, "events", evs);
+	for (size_t k = 0; k < info->nr_events && !err; k++)
+		err = json_object_array_add(evs, json_object_new_string(info->events[k]));
+	return err;
+}
+
+static struct json_object *row_json(const struct report_row *r, const struct report_info *info)
+{
+	struct json_object *o = json_object_new_object(), *ctr = json_object_new_object();
+	const struct func_summary *s = &r->s;
+	int err = 0;
+
+	if (!o || !ctr) {
+		json_object_put(o);
+		json_object_put(ctr);
+		return NULL;
+	}
+	err |= json_object_object_add(o, "counters", ctr);
+	for (size_t k = 0; k < info->nr_events; k++)
+		err |= add_u64(ctr, info->events[k], s->counters[k]);
+	err |= json_object_object_add(o, "lib", json_object_new_string(r->lib));
+	err |= json_object_object_add(o, "name", json_object_new_string(r->func));
+	err |= add_u64(o, "calls", s->calls);
+	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only != ENTRY_ONLY_NO));
+	if (r->entry_only != ENTRY_ONLY_NO && (size_t)r->entry_only < NR_WHYS)
+		err |= json_object_object_add(o, "entry_only_reason",
+					      json_object_new_string(entry_only_whys[r->entry_only].name));
+	err |= add_u64(o, "total_ns", s->total_ns);
+	err |= add_u64(o, "avg_ns", s->avg_ns);
+	err |= add_u64(o, "min_ns", s->min_ns);
+	err |= add_u64(o, "max_ns", s->max_ns);
+	err |= add_u64(o, "p50_ns", s->p50_ns);
+	err |= add_u64(o, "p90_ns", s->p90_ns);
+	err |= add_u64(o, "p99_ns", s->p99_ns);
+	err |= add_u64(o, "unmatched", s->unmatched);
+	err |= add_u64(o, "unwound", s->unwound);
+	err |= add_u64(o, "timed", s->returns);
+	err |= add_u64(o, "oncpu_ns", s->oncpu_ns);
+	err |= add_u64(o, "scaled_calls", s->scaled);
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int report_print_json(FILE *out, const struct report_row *rows, size_t n,
+		      const struct report_info *info)
+{
+	struct json_object *doc = json_object_new_object(), *funcs = json_object_new_array();
+	int err = 0;
+
+	if (!doc || !funcs) {
+		json_object_put(doc);
+		json_object_put(funcs);
+		return -ENOMEM;
+	}
+	/* Owned by doc from here on, whatever fails later. */
+	err |= json_object_object_add(doc, "functions", funcs);
+	err |= json_object_object_add(doc, "attach_ms", json_object_new_double(info->attach_ms));
+	err |= json_object_object_add(doc, "attach_mode", json_object_new_string(info->attach_mode));
+	err |= json_object_object_add(doc, "detach_ms", json_object_new_double(info->detach_ms));
+	err |= json_object_object_add(doc, "detach_finished", json_object_new_boolean(!info->detach_unfinished));
+	err |= json_object_object_add(doc, "unwind_repair", json_object_new_boolean(info->unwind_repair));
+	err |= add_u64(doc, "unwind_slots", info->unwind_slots);
+	err |= add_u64(doc, "profiler_max_rss_kib", info->max_rss_kib);
+	err |= add_u64(doc, "probe_run_ns", info->probe_run_ns);
+	err |= add_u64(doc, "probe_runs", info->probe_runs);
+	err |= add_u64(doc, "functions_attached", info->functions_attached);
+	err |= add_u64(doc, "functions_skipped", info->functions_skipped);
+	err |= add_u64(doc, "functions_moved", info->functions_moved);
+	err |= add_u64(doc, "drops", info->drops);
+	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
+	err |= add_u64(doc, "untimed_calls", info->incomplete);
+	err |= add_u64(doc, "in_flight_calls", info->in_flight);
+	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
+	err |= add_events(doc, info);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct json_object *r;
+
+		if (!rows[i].s.calls)
+			continue;
+		r = row_json(&rows[i], info);
+		err |= r ? json_object_array_add(funcs, r) : -ENOMEM;
+	}
+	if (!err) {
+		fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						     JSON_C_TO_STRING_NOSLASHESCAPE), out);
+		fputc('\n', out);
+	}
+	json_object_put(doc);
+	return err ? -ENOMEM : 0;
+}

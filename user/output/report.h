@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Printing a profile: the table for people, JSON for programs. Pure: no BPF here. */
+#ifndef DLPROF_REPORT_H
+#define DLPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dlprof.h"
+#include "model/func_summary.h"
+
+struct report_row {
+	const char *lib;	/* absolute path */
+	const char *func;
+	struct func_summary s;
+	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+};
+
+struct report_info {
+	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
+	size_t nr_events;
+	double attach_ms;
+	double detach_ms;		/* 0 while attached (interval reports) */
+	bool detach_unfinished;		/* the kernel still held the detach when the profiler stopped waiting */
+	bool unwind_repair;		/* return probes are made safe for unwinders (bpf_probe_write_user) */
+	uint64_t unwind_slots;		/* hijacked return slots unwinders met (put back when unwind_repair) */
+	uint64_t max_rss_kib;		/* the profiler's own peak memory */
+	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1), else 0 */
+	uint64_t probe_runs;
+	size_t functions_attached;
+	size_t functions_skipped;
+	size_t functions_moved;		/* entry probes placed past the entry */
+	const char *attach_mode;
+	uint64_t drops;			/* records lost (trace mode); aggregates stay exact */
+	uint64_t orphan_returns;
+	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
+	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
+	double elapsed_s;
+};
+
+/* Calls neither timed nor unmatched, of the functions that have a return probe. */
+uint64_t report_untimed_calls(const struct report_row *rows, size_t n);
+/* Sort rows by total time, largest first (ties: calls, then name). */
+void report_sort(struct report_row *rows, size_t n);
+/* Writes a duration with a unit people read: 950ns, 12.3us, 4.56ms, 1.20s. */
+void report_format_ns(char *buf, size_t sz, uint64_t ns);
+/* A per-call count people read: 3.50, 120.5, 45210, 1.20M. */
+void report_format_count(char *buf, size_t sz, double v);
+/* Rows with no calls are left out of both outputs. */
+void report_print_table(FILE *out, const struct report_row *rows, size_t n,
+			const struct report_info *info);
+int report_print_json(FILE *out, const struct report_row *rows, size_t n,
+		      const struct report_info *info);
+
+#endif /* DLPROF_REPORT_H */

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+
+#include "probe/attach.h"
+#include "util/array.h"
+#include "dlprof.h"
+
+/*
+ * Multi-uprobe links came with kernel 6.6 (commit 89ae89f53d20 "bpf: Add
+ * multi uprobe link"), uprobe sessions with 6.13 (commit d920179b3d48
+ * "bpf: Add support for uprobe multi session attach"); Debian 12's uapi
+ * headers and libbpf 1.1 predate both, so the numbers and the attr layout
+ * are spelled out here.
+ */
+#define DLPROF_BPF_TRACE_UPROBE_MULTI	48
+#define DLPROF_BPF_TRACE_UPROBE_SESSION	57
+#define DLPROF_BPF_F_UPROBE_MULTI_RETURN 1u
+
+/* union bpf_attr's link_create for uprobe_multi, byte for byte. */
+struct link_create_uprobe_multi {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 uprobe_flags;
+	__u32 pid;
+};
+
+struct attacher {
+	enum attach_mode mode;
+	struct attach_progs progs;
+	pid_t pid;
+	int *link_fds;			/* multi links */
+	size_t nr_link_fds, cap_link_fds;
+	struct bpf_link **links;	/* classic links */
+	size_t nr_links, cap_links;
+	size_t nr_attached;
+};
+
+static const char *const mode_names[] = {
+	[ATTACH_AUTO] = "auto",
+	[ATTACH_SESSION] = "session",
+	[ATTACH_MULTI] = "multi",
+	[ATTACH_CLASSIC] = "classic",
+};
+
+const char *attach_strerror(int err)
+{
+	if (err == -DLPROF_ENOTSUPP)
+		return "the kernel cannot put a uprobe on this instruction";
+	return strerror(-err);
+}
+
+const char *attach_mode_name(enum attach_mode mode)
+{
+	if ((size_t)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
+		return "?";
+	return mode_names[mode];
+}
+
+int attach_mode_parse(const char *name)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (!strcmp(name, mode_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+static int sys_link_create_uprobe_multi(int prog_fd, __u32 attach_type, const char *path,
+					const uint64_t *offsets, const uint64_t *cookies, __u32 cnt,
+					__u32 flags, pid_t pid)
+{
+	union bpf_attr attr;
+	struct link_create_uprobe_multi lc = {
+		.prog_fd = prog_fd,
+		.attach_type = attach_type,
+		.path = (__u64)(unsigned long)path,
+		.offsets = (__u64)(unsigned long)offsets,
+		.cookies = (__u64)(unsigned long)cookies,
+		.cnt = cnt,
+		.uprobe_flags = flags,
+		.pid = pid > 0 ? (__u32)pid : 0,
+	};
+	int fd;
+
+	_Static_assert(sizeof(lc) <= sizeof(attr), "uprobe_multi attr larger than bpf_attr");
+	memset(&attr, 0, sizeof(attr));
+	memcpy(&attr, &lc, sizeof(lc));
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Whether the kernel knows a link attach type: it rejects "/" for not being
+ * a regular file (-EBADF) before attaching anything, while a kernel without
+ * the type rejects the type itself (-EINVAL).
+ */
+static bool link_type_supported(__u32 attach_type)
+{
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
+	uint64_t offset = 0;
+	int prog_fd, err;
+
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "dlprof_probe", "GPL", insns,
+				sizeof(insns) / sizeof(insns[0]), &opts);
+	if (prog_fd < 0)
+		return false;
+	err = sys_link_create_uprobe_multi(prog_fd, attach_type, "/", &offset, NULL, 1, 0, 0);
+	if (err >= 0)
+		close(err);
+	close(prog_fd);
+	return err == -EBADF;
+}
+
+int attach_mode_supported(enum attach_mode mode)
+{
+	switch (mode) {
+	case ATTACH_SESSION:
+		return link_type_supported(DLPROF_BPF_TRACE_UPROBE_SESSION) ? 0 : -EOPNOTSUPP;
+	case ATTACH_MULTI:
+		return link_type_supported(DLPROF_BPF_TRACE_UPROBE_MULTI) ? 0 : -EOPNOTSUPP;
+	default:
+		return 0;
+	}
+}
+
+enum attach_mode attach_detect_mode(void)
+{
+	if (!attach_mode_supported(ATTACH_SESSION))
+		return ATTACH_SESSION;
+	if (!attach_mode_supported(ATTACH_MULTI))
+		return ATTACH_MULTI;
+	return ATTACH_CLASSIC;
+}
+
+int attach_prepare_progs(const struct attach_progs *progs, enum attach_mode mode)
+{
+	bool session = mode == ATTACH_SESSION;
+	int err;
+
+	err = bpf_program__set_autoload(progs->session, session);
+	err = err ?: bpf_program__set_autoload(progs->entry, !session);
+	err = err ?: bpf_program__set_autoload(progs->ret, !session);
+	if (session)
+		err = err ?: bpf_program__set_expected_attach_type(progs->session,
+								    DLPROF_BPF_TRACE_UPROBE_SESSION);
+	if (mode == ATTACH_MULTI) {
+		err = err ?: bpf_program__set_expected_attach_type(progs->entry, DLPROF_BPF_TRACE_UPROBE_MULTI);
+		err = err ?: bpf_program__set_expected_attach_type(progs->ret, DLPROF_BPF_TRACE_UPROBE_MULTI);
+	}
+	return err;
+}
+
+struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs *progs, pid_t pid)
+{
+	struct attacher *a;
+
+	if (mode == ATTACH_AUTO) {
+		errno = EINVAL;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->mode = mode;
+	a->progs = *progs;
+	a->pid = pid;
+	return a;
+}
+
+/* One session link for a run of offsets. */
+static int attach_session_range(struct attacher *a, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t cnt)
+{
+	int fd, err;
+
+	fd = sys_link_create_uprobe_multi(bpf_program__fd(a->progs.session), DLPROF_BPF_TRACE_UPROBE_SESSION,
+					  path, offsets, cookies, (__u32)cnt, 0, a->pid);
+	if (fd < 0)
+		return fd;
+	err = array_reserve((void **)&a->link_fds, &a->cap_link_fds, a->nr_link_fds + 1, sizeof(int));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	a->link_fds[a->nr_link_fds++] = fd;
+	return 0;
+}
+
+static bool wants_return(uint64_t cookie)
+{
+	return !(cookie & DLPROF_COOKIE_ENTRY_ONLY);
+}
+
+/*
+ * The return link of a run: the offsets whose cookie wants a return probe.
+ * Returns its fd, -errno, or 0 when none does.
+ */
+static int attach_multi_returns(struct attacher *a, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t cnt)
+{
+	uint64_t *ro = malloc(cnt * sizeof(*ro)), *rc = malloc(cnt * sizeof(*rc));
+	size_t n = 0;
+	int fd;
+
+	if (!ro || !rc) {
+		fd = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		if (!wants_return(cookies[i]))
+			continue;
+		ro[n] = offsets[i];
+		rc[n++] = cookies[i];
+	}
+	fd = n ? sys_link_create_uprobe_multi(bpf_program__fd(a->progs.ret), DLPROF_BPF_TRACE_UPROBE_MULTI,
+					      path, ro, rc, (__u32)n, DLPROF_BPF_F_UPROBE_MULTI_RETURN, a->pid)
+	       : 0;
+cleanup:
+	free(ro);
+	free(rc);
+	return fd;
+}
+
+/* Entry and return links for one run of offsets: both or neither. */
+static int attach_multi_range(struct attacher *a, const char *path, const uint64_t *offsets,
+			      const uint64_t *cookies, size_t cnt)
+{
+	int efd, rfd, err;
+
+	efd = sys_link_create_uprobe_multi(bpf_program__fd(a->progs.entry), DLPROF_BPF_TRACE_UPROBE_MULTI,
+					   path, offsets, cookies, (__u32)cnt, 0, a->pid);
+	if (efd < 0)
+		return efd;
+	rfd = attach_multi_returns(a, path, offsets, cookies, cnt);
+	if (rfd < 0) {
+		close(efd);
+		return rfd;
+	}
+	err = array_reserve((void **)&a->link_fds, &a->cap_link_fds, a->nr_link_fds + 2, sizeof(int));
+	if (err) {
+		if (rfd)
+			close(rfd);
+		close(efd);
+		return err;
+	}
+	a->link_fds[a->nr_link_fds++] = efd;
+	if (rfd)
+		a->link_fds[a->nr_link_fds++] = rfd;
+	return 0;
+}
+
+static int attach_classic_one(struct attacher *a, const char *path, uint64_t offset, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, eopts, .bpf_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, ropts, .bpf_cookie = cookie, .retprobe = true);
+	pid_t pid = a->pid > 0 ? a->pid : -1;
+	struct bpf_link *e, *r;
+	int err;
+
+	e = bpf_program__attach_uprobe_opts(a->progs.entry, pid, path, offset, &eopts);
+	if (!e)
+		return -errno;
+	r = NULL;
+	if (wants_return(cookie)) {
+		r = bpf_program__attach_uprobe_opts(a->progs.ret, pid, path, offset, &ropts);
+		if (!r) {
+			err = -errno;
+			bpf_link__destroy(e);
+			return err;
+		}
+	}
+	err = array_reserve((void **)&a->links, &a->cap_links, a->nr_links + 2, sizeof(*a->links));
+	if (err) {
+		bpf_link__destroy(r);
+		bpf_link__destroy(e);
+		return err;
+	}
+	a->links[a->nr_links++] = e;
+	if (r)
+		a->links[a->nr_links++] = r;
+	return 0;
+}
+
+static bool fatal_attach_error(int err)
+{
+	/* Errors that no smaller set of offsets would avoid. */
+	return err == -ENOMEM || err == -EPERM || err == -EACCES || err == -ENOENT;
+}
+
+static int add_skip(struct attach_skip **skips, size_t *nr, size_t *cap, size_t index, int err)
+{
+	int e = array_reserve((void **)skips, cap, *nr + 1, sizeof(**skips));
+
+	if (e)
+		return e;
+	(*skips)[*nr].index = index;
+	(*skips)[*nr].err = err;
+	(*nr)++;
+	return 0;
+}
+
+struct attach_run {
+	struct attacher *a;
+	const char *path;
+	const uint64_t *offsets;
+	const uint64_t *cookies;
+	struct attach_skip **skips;
+	size_t *nr_skips;
+	size_t cap_skips;
+	int first_err;
+};
+
+/* Attach [lo, lo+cnt); on a refusal split in halves to isolate the offsets at fault. */
+static int attach_split(struct attach_run *run, size_t lo, size_t cnt)
+{
+	struct attacher *a = run->a;
+	int err;
+
+	if (!cnt)
+		return 0;
+	if (a->mode == ATTACH_SESSION)
+		err = attach_session_range(a, run->path, run->offsets + lo, run->cookies + lo, cnt);
+	else if (a->mode == ATTACH_MULTI)
+		err = attach_multi_range(a, run->path, run->offsets + lo, run->cookies + lo, cnt);
+	else if (cnt == 1)
+		err = attach_classic_one(a, run->path, run->offsets[lo], run->cookies[lo]);
+	else
+		err = -EAGAIN; /* classic goes one by one */
+	if (!err) {
+		a->nr_attached += cnt;
+		return 0;
+	}
+	if (err != -EAGAIN && !run->first_err)
+		run->first_err = err;
+	if (fatal_attach_error(err))
+		return err;
+	if (cnt == 1)
+		return add_skip(run->skips, run->nr_skips, &run->cap_skips, lo, err);
+	err = attach_split(run, lo, cnt / 2);
+	if (err)
+		return err;
+	return attach_split(run, lo + cnt / 2, cnt - cnt / 2);
+}
+
+int attacher__attach_file(struct attacher *a, const char *path, const uint64_t *offsets,
+			  const uint64_t *cookies, size_t cnt,
+			  struct attach_skip **skips, size_t *nr_skips)
+{
+	struct attach_run run = {
+		.a = a, .path = path, .offsets = offsets, .cookies = cookies,
+		.skips = skips, .nr_skips = nr_skips,
+	};
+	size_t before = a->nr_attached;
+	int err;
+
+	*skips = NULL;
+	*nr_skips = 0;
+	err = attach_split(&run, 0, cnt);
+	if (err)
+		return err;
+	if (a->nr_attached == before && cnt)
+		return run.first_err ?: -EINVAL;
+	return 0;
+}
+
+size_t attacher__nr_attached(const struct attacher *a)
+{
+	return a->nr_attached;
+}
+
+enum attach_mode attacher__mode(const struct attacher *a)
+{
+	return a->mode;
+}
+
+void attacher__free(struct attacher *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nr_link_fds; i++)
+		close(a->link_fds[i]);
+	for (size_t i = 0; i < a->nr_links; i++)
+		bpf_link__destroy(a->links[i]);
+	free(a->link_fds);
+	free(a->links);
+	free(a);
+}

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "probe/kernel_stats.h"
+
+_Static_assert(sizeof(struct dlprof_diag) % sizeof(__u64) == 0, "dlprof_diag holds only __u64 counters");
+
+int kernel_diag_read(const struct kernel_maps *km, struct dlprof_diag *per_cpu)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(km->diag_fd, &zero, per_cpu))
+		return -errno;
+	return 0;
+}
+
+void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_diag *sum)
+{
+	/* struct dlprof_diag is all __u64 counters. */
+	const __u64 *in = (const __u64 *)per_cpu;
+	__u64 *out = (__u64 *)sum;
+	size_t n = sizeof(*sum) / sizeof(__u64);
+
+	memset(sum, 0, sizeof(*sum));
+	for (int c = 0; c < ncpu; c++)
+		for (size_t i = 0; i < n; i++)
+			out[i] += in[(size_t)c * n + i];
+}
+
+void kernel_probe_runtime(const struct kernel_maps *km, uint64_t *run_ns, uint64_t *runs)
+{
+	*run_ns = *runs = 0;
+	for (size_t i = 0; i < sizeof(km->prog_fds) / sizeof(km->prog_fds[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = km->prog_fds[i];
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		*run_ns += info.run_time_ns;
+		*runs += info.run_cnt;
+	}
+}
+
+int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
+		      struct func_profile *rows, struct dlprof_diag *diag)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int stats_fd = km->stats_fd;
+	int calls_fd = km->calls_fd;
+	struct dlprof_diag *diag_cpu = NULL;
+	struct func_stats *stats = NULL;
+	__u64 *calls_cpu = NULL;
+	int err = 0;
+
+	if (ncpu <= 0)
+		return ncpu ?: -EINVAL;
+	stats = malloc(sizeof(*stats));
+	calls_cpu = calloc((size_t)ncpu, sizeof(*calls_cpu));
+	diag_cpu = calloc((size_t)ncpu, sizeof(*diag_cpu));
+	if (!stats || !calls_cpu || !diag_cpu) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (__u32 id = 0; id < t->nr_funcs; id++) {
+		__u64 calls = 0;
+
+		/* Stats before calls: every return read here had its entry counted before. */
+		if (bpf_map_lookup_elem(stats_fd, &id, stats) ||
+		    bpf_map_lookup_elem(calls_fd, &id, calls_cpu)) {
+			err = -errno;
+			goto cleanup;
+		}
+		for (int c = 0; c < ncpu; c++)
+			calls += calls_cpu[c];
+		rows[id].lib = t->libs[t->funcs[id].lib].file->display;
+		rows[id].func = t->funcs[id].name;
+		rows[id].entry_only = t->funcs[id].entry_only;
+		func_summary_build(&rows[id].s, stats, calls);
+	}
+	err = kernel_diag_read(km, diag_cpu);
+	if (err)
+		goto cleanup;
+	kernel_diag_sum(diag_cpu, ncpu, diag);
+cleanup:
+	free(stats);
+	free(calls_cpu);
+	free(diag_cpu);
+	return err;
+}

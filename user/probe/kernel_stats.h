@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Reading the in-kernel aggregates of a loaded profile. */
+#ifndef DLPROF_KERNEL_STATS_H
+#define DLPROF_KERNEL_STATS_H
+
+#include "dlprof.h"
+#include "model/func_summary.h"
+#include "probe/probe_table.h"
+
+/* The loaded object's maps and probe programs, by fd: what reading them needs. */
+struct kernel_maps {
+	int stats_fd;
+	int calls_fd;
+	int diag_fd;
+	int records_fd;		/* -1 when the object emits no records */
+	int prog_fds[3];	/* entry, return, session; -1: not loaded */
+};
+
+/* The diagnostics of each possible CPU into per_cpu (libbpf_num_possible_cpus() entries). */
+int kernel_diag_read(const struct kernel_maps *km, struct dlprof_diag *per_cpu);
+/* sum = the diagnostics of all CPUs added up. */
+void kernel_diag_sum(const struct dlprof_diag *per_cpu, int ncpu, struct dlprof_diag *sum);
+
+/*
+ * Time the probe programs spent running and how often they ran, summed
+ * (the kernel counts only while sysctl kernel.bpf_stats_enabled is 1).
+ */
+void kernel_probe_runtime(const struct kernel_maps *km, uint64_t *run_ns, uint64_t *runs);
+
+/*
+ * Fill rows[i] (i < t->nr_funcs) from the per-CPU maps, summed over CPUs,
+ * and *diag with the profiler-wide counters. Returns 0 or -errno.
+ */
+int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
+		      struct func_profile *rows, struct dlprof_diag *diag);
+
+#endif /* DLPROF_KERNEL_STATS_H */

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "dlprof.h"
+#include "elf/elf_symbols.h"
+#include "util/file_io.h"
+#include "elf/probe_placement.h"
+#include "probe/probe_table.h"
+#include "util/array.h"
+#include "elf/return_capture.h"
+
+static int any_name_matches(const char *pattern, const char *name, char *const *aliases)
+{
+	if (!fnmatch(pattern, name, 0))
+		return 1;
+	for (size_t i = 0; aliases && aliases[i]; i++)
+		if (!fnmatch(pattern, aliases[i], 0))
+			return 1;
+	return 0;
+}
+
+int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases)
+{
+	int keep = !opts->funcs.cnt;
+
+	for (size_t i = 0; i < opts->funcs.cnt && !keep; i++)
+		keep = any_name_matches(opts->funcs.items[i], name, aliases);
+	for (size_t i = 0; i < opts->excludes.cnt && keep; i++)
+		keep = !any_name_matches(opts->excludes.items[i], name, aliases);
+	return keep;
+}
+
+/*
+ * A library file's bytes, for the disassembler. Read, never mapped: the
+ * kernel writes other tools' uprobe breakpoints into every new executable
+ * mapping of a probed file, a private read-only one included, while the
+ * page cache that read() sees never holds them.
+ */
+struct lib_image {
+	uint8_t *base;
+	size_t size;
+};
+
+static int lib_image_read(struct lib_image *img, const char *path)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_size <= 0) {
+		ret = -ENOEXEC;
+		goto cleanup;
+	}
+	img->base = malloc((size_t)st.st_size);
+	if (!img->base) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	img->size = (size_t)st.st_size;
+	ret = pread_full(fd, img->base, img->size, 0);
+	if (ret >= 0)
+		ret = ret ? 0 : -EIO;	/* cut short while read */
+cleanup:
+	close(fd);
+	return ret;
+}
+
+static void lib_image_free(struct lib_image *img)
+{
+	free(img->base);
+	img->base = NULL;
+}
+
+/*
+ * Where f's entry probe goes. A function the placement cannot judge (no
+ * bytes in the file, a host it does not know) stays at its entry; one that
+ * no nearby instruction can carry is left out (-ENOENT).
+ */
+static int place_func(const struct probe_selection *opts, const struct elf_func *f,
+		      const struct lib_image *img, const uint64_t *starts, size_t nr_starts,
+		      uint64_t *offset)
+{
+	struct placement_func fn = { .size = f->size, .file_offset = f->file_offset };
+	struct placement pl;
+	int err;
+
+	*offset = f->file_offset;
+	if (f->file_offset >= img->size)
+		return 0;
+	fn.code = img->base + f->file_offset;
+	fn.len = img->size - f->file_offset;
+	err = probe_place(&fn, starts, nr_starts, &pl);
+	if (err)
+		return 0;
+	if (pl.kind == PLACE_UNPROBEABLE)
+		return -ENOENT;
+	/* --placement entry: move only off an entry the kernel refuses. */
+	if (pl.kind == PLACE_MOVED && (!opts->placement_entry || !uprobe_insn_probeable(pl.entry_class)))
+		*offset = pl.offset;
+	return 0;
+}
+
+/* Would a return probe on f be taken for the return address it keeps? */
+static bool keeps_return_address(const struct elf_func *f, const struct lib_image *img)
+{
+	if (return_capture_by_name(f->name))
+		return true;
+	for (size_t i = 0; f->aliases && f->aliases[i]; i++)
+		if (return_capture_by_name(f->aliases[i]))
+			return true;
+	return return_capture_by_code(img->base, img->size, f->file_offset, f->size);
+}
+
+static int add_name(char ***names, size_t *cnt, const char *name)
+{
+	char **slot = ARRAY_SLOT(*names, *cnt);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = strdup(name);
+	if (!*slot)
+		return -ENOMEM;
+	(*cnt)++;
+	return 0;
+}
+
+/* unwound_unfixed: unwinding may cross every function of the library, and nothing repairs it. */
+static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
+			 const struct lib_image *img, const struct probe_selection *opts, bool unwound_unfixed)
+{
+	struct probe_lib *lib = &t->libs[lib_idx];
+	uint64_t *starts = NULL;
+	struct probe_func *funcs;
+	size_t n = 0;
+	int err = 0;
+
+	funcs = realloc(t->funcs, (t->nr_funcs + elf->cnt + 1) * sizeof(*funcs));
+	starts = malloc((elf->cnt + 1) * sizeof(*starts));
+	if (funcs)
+		t->funcs = funcs;
+	if (!funcs || !starts) {
+		free(starts);
+		return -ENOMEM;
+	}
+	/* elf->funcs is sorted by offset: so are the starts the placement checks against. */
+	for (size_t i = 0; i < elf->cnt; i++)
+		starts[i] = elf->funcs[i].file_offset;
+	for (size_t i = 0; i < elf->cnt && !err; i++) {
+		const struct elf_func *f = &elf->funcs[i];
+		struct probe_func *pf = &t->funcs[t->nr_funcs + n];
+		uint64_t offset;
+
+		if (!probe_table_selects(opts, f->name, f->aliases))
+			continue;
+		if (place_func(opts, f, img, starts, elf->cnt, &offset)) {
+			err = add_name(&lib->unprobeable, &lib->nr_unprobeable, f->name);
+			continue;
+		}
+		pf->name = strdup(f->name);
+		if (!pf->name) {
+			err = -ENOMEM;
+			break;
+		}
+		pf->lib = lib_idx;
+		pf->offset = offset;
+		pf->entry_only = ENTRY_ONLY_NO;
+		if (keeps_return_address(f, img)) {
+			pf->entry_only = ENTRY_ONLY_RETURN_ADDRESS;
+			err = add_name(&lib->entry_only, &lib->nr_entry_only, f->name);
+		} else if (unwound_unfixed) {
+			pf->entry_only = ENTRY_ONLY_UNWINDING;
+			lib->nr_unwind_entry_only++;
+		}
+		lib->moved += offset != f->file_offset;
+		n++;
+	}
+	free(starts);
+	lib->first_func = t->nr_funcs;
+	lib->nr_funcs = n;
+	t->nr_funcs += n;
+	return err;
+}
+
+static void names_free(char **names, size_t cnt)
+{
+	for (size_t i = 0; i < cnt; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The names of the IFUNCs the globs select, before resolution moves or drops them. */
+static int selected_ifuncs(const struct elf_func_list *elf, const struct probe_selection *opts,
+			   char ***out, size_t *cnt)
+{
+	char **names = NULL;
+	int err = 0;
+
+	*cnt = 0;
+	for (size_t i = 0; i < elf->cnt && !err; i++) {
+		const struct elf_func *f = &elf->funcs[i];
+
+		if ((f->flags & ELF_FUNC_IFUNC) && probe_table_selects(opts, f->name, f->aliases))
+			err = add_name(&names, cnt, f->name);
+	}
+	if (err) {
+		names_free(names, *cnt);
+		*cnt = 0;
+		return err;
+	}
+	*out = names;
+	return 0;
+}
+
+/* How many of names no function of elf carries any more: the selected IFUNCs left out. */
+static size_t names_missing(const struct elf_func_list *elf, char **names, size_t cnt)
+{
+	size_t missing = 0;
+
+	for (size_t k = 0; k < cnt; k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < elf->cnt && !found; i++) {
+			const struct elf_func *f = &elf->funcs[i];
+
+			found = !strcmp(f->name, names[k]);
+			for (size_t a = 0; !found && f->aliases && f->aliases[a]; a++)
+				found = !strcmp(f->aliases[a], names[k]);
+		}
+		missing += !found;
+	}
+	return missing;
+}
+
+static int load_lib(struct probe_table *t, size_t lib_idx, const struct probe_selection *opts,
+		    unsigned int flags, char *err, size_t err_sz)
+{
+	struct probe_lib *lib = &t->libs[lib_idx];
+	struct elf_func_list elf = {};
+	struct lib_image img = {};
+	size_t nr_ifuncs = 0, unresolved;
+	char **ifuncs = NULL;
+	int ret;
+
+	ret = elf_funcs__load(lib->file->path, &elf);
+	if (ret == -ENOEXEC) {
+		snprintf(err, err_sz, "%s is not an ELF shared library of this machine, or it is damaged",
+			 lib->file->display);
+		goto cleanup;
+	}
+	if (ret) {
+		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
+		goto cleanup;
+	}
+	ret = selected_ifuncs(&elf, opts, &ifuncs, &nr_ifuncs);
+	if (!ret)
+		ret = ifunc_resolve(lib->file->path, &elf, &unresolved);
+	if (ret) {
+		snprintf(err, err_sz, "cannot resolve the IFUNCs of %s: %s", lib->file->display,
+			 strerror(-ret));
+		goto cleanup;
+	}
+	/* Only those the globs asked for are worth a warning. */
+	lib->ifunc_unresolved = unresolved ? names_missing(&elf, ifuncs, nr_ifuncs) : 0;
+	memcpy(lib->build_id, elf.build_id, sizeof(lib->build_id));
+	ret = lib_image_read(&img, lib->file->path);
+	if (ret) {
+		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
+		goto cleanup;
+	}
+	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts,
+			    elf.can_throw && (flags & PROBE_TABLE_NO_UNWIND_FIX));
+cleanup:
+	names_free(ifuncs, nr_ifuncs);
+	lib_image_free(&img);
+	elf_funcs__free(&elf);
+	return ret;
+}
+
+static void describe_globs(const struct probe_selection *opts, char *buf, size_t sz)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < opts->funcs.cnt && off < sz; i++)
+		off += (size_t)snprintf(buf + off, sz - off, "%s--func %s", i ? " " : "", opts->funcs.items[i]);
+	for (size_t i = 0; i < opts->excludes.cnt && off < sz; i++)
+		off += (size_t)snprintf(buf + off, sz - off, "%s--exclude %s", off ? " " : "",
+					opts->excludes.items[i]);
+}
+
+int probe_table__build(struct probe_table *t, const struct probe_selection *opts, pid_t pid,
+		       unsigned int flags, char *err, size_t err_sz)
+{
+	char where[1024], globs[512];
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < opts->libs.cnt; i++) {
+		ret = lib_resolve(opts->libs.items[i], pid, &t->files, where, sizeof(where));
+		if (ret == -ENOENT) {
+			snprintf(err, err_sz, "library '%s' not found; looked in: %s",
+				 opts->libs.items[i], where);
+			return ret;
+		}
+		if (ret == -ENOEXEC) {
+			snprintf(err, err_sz, "'%s' is not an ELF shared library", opts->libs.items[i]);
+			return ret;
+		}
+		if (ret == -ESRCH) {
+			snprintf(err, err_sz, "process %d not found", (int)pid);
+			return ret;
+		}
+		if (ret) {
+			snprintf(err, err_sz, "cannot resolve library '%s': %s", opts->libs.items[i],
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	t->libs = calloc(t->files.cnt, sizeof(*t->libs));
+	if (!t->libs)
+		return -ENOMEM;
+	t->nr_libs = t->files.cnt;
+	for (size_t i = 0; i < t->nr_libs; i++) {
+		t->libs[i].file = &t->files.libs[i];
+		ret = load_lib(t, i, opts, flags, err, err_sz);
+		if (ret)
+			return ret;
+	}
+	if (!t->nr_funcs) {
+		size_t unresolved = 0, unprobeable = 0;
+		const char *first = NULL;
+
+		for (size_t i = 0; i < t->nr_libs; i++) {
+			unresolved += t->libs[i].ifunc_unresolved;
+			unprobeable += t->libs[i].nr_unprobeable;
+			if (!first && t->libs[i].nr_unprobeable)
+				first = t->libs[i].unprobeable[0];
+		}
+		describe_globs(opts, globs, sizeof(globs));
+		/* Functions that matched and were dropped are named as such, never "no function matched". */
+		if (unprobeable)
+			snprintf(err, err_sz, "no function to probe%s%s in %s%s: %zu matching function%s (%s%s) "
+				 "left out: no instruction near %s entry can take a uprobe", globs[0] ? " for " : "",
+				 globs, t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
+				 unprobeable, unprobeable == 1 ? "" : "s", first, unprobeable > 1 ? ", ..." : "",
+				 unprobeable == 1 ? "its" : "their");
+		else if (unresolved)
+			snprintf(err, err_sz, "no function to probe%s%s in %s%s: %zu matching IFUNC%s could "
+				 "not be resolved to an implementation inside the library", globs[0] ? " for " : "",
+				 globs, t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
+				 unresolved, unresolved == 1 ? "" : "s");
+		else
+			snprintf(err, err_sz, "no function matched%s%s in %s%s", globs[0] ? " " : "", globs,
+				 t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "");
+		return -ENOENT;
+	}
+	t->offsets = calloc(t->nr_funcs, sizeof(*t->offsets));
+	t->cookies = calloc(t->nr_funcs, sizeof(*t->cookies));
+	if (!t->offsets || !t->cookies)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr_funcs; i++) {
+		t->offsets[i] = t->funcs[i].offset;
+		t->cookies[i] = i | (t->funcs[i].entry_only ? DLPROF_COOKIE_ENTRY_ONLY : 0);
+	}
+	return 0;
+}
+
+void probe_table__free(struct probe_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nr_funcs; i++)
+		free(t->funcs[i].name);
+	for (size_t i = 0; i < t->nr_libs; i++) {
+		names_free(t->libs[i].unprobeable, t->libs[i].nr_unprobeable);
+		names_free(t->libs[i].entry_only, t->libs[i].nr_entry_only);
+	}
+	free(t->funcs);
+	free(t->libs);
+	free(t->offsets);
+	free(t->cookies);
+	lib_list__free(&t->files);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What a profile probes: the library files --lib names and the functions
+ * of each that --func/--exclude keep. A function's id (its index here) is
+ * the BPF cookie of its probes.
+ */
+#ifndef DLPROF_PROBE_TABLE_H
+#define DLPROF_PROBE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/str_list.h"
+#include "model/func_summary.h"
+#include "elf/lib_resolve.h"
+
+/* What to probe, as any front end states it. The lists are borrowed. */
+struct probe_selection {
+	struct str_list libs;		/* paths, sonames or globs */
+	struct str_list funcs;		/* include globs (none: every function) */
+	struct str_list excludes;
+	bool placement_entry;		/* probes stay on the entry unless it cannot take one */
+};
+
+struct probe_lib {
+	const struct lib_file *file;	/* in probe_table.files */
+	char build_id[41];
+	size_t first_func;		/* this library's functions are funcs[first_func, first_func+nr_funcs) */
+	size_t nr_funcs;
+	size_t ifunc_unresolved;	/* selected IFUNCs left out: their implementation could not be found */
+	size_t moved;			/* entry probes placed past the entry (docs/probe-placement.md) */
+	char **unprobeable;		/* functions left out: no instruction near the entry takes a uprobe */
+	size_t nr_unprobeable;
+	char **entry_only;		/* functions that keep their return address: counted, not timed */
+	size_t nr_entry_only;
+	size_t nr_unwind_entry_only;	/* counted at entry only: unwinding may cross them, and nothing repairs it */
+};
+
+struct probe_func {
+	char *name;
+	size_t lib;			/* index into libs */
+	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
+	enum entry_only_why entry_only;	/* no return probe, and why */
+};
+
+struct probe_table {
+	struct lib_list files;
+	struct probe_lib *libs;
+	size_t nr_libs;
+	struct probe_func *funcs;
+	size_t nr_funcs;
+	uint64_t *offsets;		/* nr_funcs, as the attacher wants them */
+	uint64_t *cookies;		/* the id, and DLPROF_COOKIE_ENTRY_ONLY (include/dlprof.h) */
+};
+
+/*
+ * Resolve opts->libs (for pid when > 0), read their symbols and keep the
+ * functions the globs select. Returns 0, or -errno with a one-line message
+ * in err: a library not found (and where it was looked for), a file that is
+ * not ELF, no function matched.
+ */
+enum probe_table_flags {
+	/*
+	 * The unwinder's return addresses cannot be repaired (unwind_hooks.h):
+	 * no return probe on the functions of libraries unwinding may cross.
+	 */
+	PROBE_TABLE_NO_UNWIND_FIX = 1 << 0,
+};
+
+int probe_table__build(struct probe_table *t, const struct probe_selection *opts, pid_t pid,
+		       unsigned int flags, char *err, size_t err_sz);
+void probe_table__free(struct probe_table *t);
+
+/* Whether a function named by these names passes the include/exclude globs. */
+int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases);
+
+#endif /* DLPROF_PROBE_TABLE_H */

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+
+#include "probe/kernel_stats.h"
+#include "probe/proc_info.h"
+#include "probe/recorder.h"
+#include "trace/trace_writer.h"
+
+/* The design promise: a SIGKILL loses at most the last second. */
+#define FLUSH_INTERVAL_NS 1000000000ull
+
+struct recorder {
+	struct kernel_maps maps;
+	struct ring_buffer *rb;
+	struct trace_writer *writer;
+	struct dlprof_diag *diag;	/* per CPU */
+	int nr_cpus;
+	uint64_t last_flush_ns;
+	uint64_t records;
+	uint64_t bad_records;		/* wrong size or type: a bug, counted rather than hidden */
+	int write_err;			/* first write error */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A process seen for the first time: its name and cgroup into the metadata, while it lives. */
+static void note_process(struct recorder *r, __u32 pid)
+{
+	struct trace_meta *m = trace_writer__meta(r->writer);
+	uint64_t cgroup_id = 0;
+	char comm[64] = "";
+
+	if (trace_meta__find_process(m, pid))
+		return;
+	proc_info_read((pid_t)pid, comm, sizeof(comm), &cgroup_id);
+	trace_meta__set_process(m, pid, comm, cgroup_id);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+	const struct call_record *rec = data;
+	int err;
+
+	if (size < sizeof(*rec) || rec->type != REC_CALL) {
+		r->bad_records++;
+		return 0;
+	}
+	note_process(r, rec->pid);
+	err = trace_writer__add(r->writer, rec);
+	if (err && !r->write_err)
+		r->write_err = err;
+	r->records++;
+	return 0;
+}
+
+static int fill_meta(struct recorder *r, const struct probe_table *t, const struct event_set *events)
+{
+	struct trace_meta *m = trace_writer__meta(r->writer);
+	int err = 0;
+
+	for (size_t k = 0; k < events->cnt && !err; k++)
+		err = trace_meta__add_event(m, events->ev[k]->name);
+	for (size_t i = 0; i < t->nr_funcs && !err; i++) {
+		const struct probe_func *f = &t->funcs[i];
+		const struct probe_lib *lib = &t->libs[f->lib];
+		int id = trace_meta__add_func(m, lib->file->display, lib->build_id, f->name, f->offset);
+
+		/* Records name functions by their index in the probe table. */
+		if (id < 0)
+			err = id;
+		else if ((size_t)id != i)
+			err = -EINVAL;
+	}
+	return err ?: trace_writer__write_meta(r->writer);
+}
+
+struct recorder *recorder__new(const struct kernel_maps *maps, const struct probe_table *t,
+			       const struct event_set *events, const struct recorder_opts *opts)
+{
+	struct trace_writer_opts wopts = { .no_compress = opts->no_compress };
+	struct recorder *r;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->maps = *maps;
+	r->nr_cpus = libbpf_num_possible_cpus();
+	if (r->nr_cpus <= 0) {
+		err = -EINVAL;
+		goto fail;
+	}
+	r->diag = calloc((size_t)r->nr_cpus, sizeof(*r->diag));
+	if (!r->diag) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	wopts.nr_cpus = (__u32)r->nr_cpus;
+	r->writer = trace_writer__new(opts->dir, &wopts);
+	if (!r->writer) {
+		err = -errno;
+		goto fail;
+	}
+	err = fill_meta(r, t, events);
+	if (err)
+		goto fail;
+	r->rb = ring_buffer__new(maps->records_fd, on_record, r, NULL);
+	if (!r->rb) {
+		err = -errno;
+		goto fail;
+	}
+	r->last_flush_ns = mono_ns();
+	return r;
+fail:
+	recorder__free(r);
+	errno = -err;
+	return NULL;
+}
+
+int recorder__set_attach(struct recorder *r, const char *mode, double ms, uint64_t skipped)
+{
+	return trace_meta__set_attach(trace_writer__meta(r->writer), mode, ms, skipped);
+}
+
+int recorder__fd(const struct recorder *r)
+{
+	return ring_buffer__epoll_fd(r->rb);
+}
+
+static int flush(struct recorder *r, uint64_t now)
+{
+	int err;
+
+	err = kernel_diag_read(&r->maps, r->diag);
+	err = trace_writer__flush(r->writer, now, err ? NULL : r->diag) ?: err;
+	r->last_flush_ns = now;
+	if (err && !r->write_err)
+		r->write_err = err;
+	return err;
+}
+
+int recorder__drain(struct recorder *r)
+{
+	uint64_t now;
+	int n;
+
+	n = ring_buffer__consume(r->rb);
+	if (n < 0)
+		return n;
+	now = mono_ns();
+	if (now - r->last_flush_ns >= FLUSH_INTERVAL_NS)
+		return flush(r, now);
+	return 0;
+}
+
+int recorder__finish(struct recorder *r)
+{
+	int n, err;
+
+	n = ring_buffer__consume(r->rb);
+	err = flush(r, mono_ns());
+	err = trace_writer__close(r->writer) ?: err;
+	return n < 0 ? n : err;
+}
+
+void recorder__counts(const struct recorder *r, uint64_t *written, uint64_t *lost)
+{
+	struct trace_writer_stats st;
+	struct dlprof_diag sum;
+
+	trace_writer__stats(r->writer, &st);
+	kernel_diag_sum(r->diag, r->nr_cpus, &sum);
+	*written = st.records_written;
+	*lost = sum.ringbuf_drops + st.records_lost + r->bad_records;
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	ring_buffer__free(r->rb);
+	trace_writer__free(r->writer);
+	free(r->diag);
+	free(r);
+}

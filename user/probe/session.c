@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "dlprof.h"
+#include "probe/attach.h"
+#include "probe/detacher.h"
+#include "probe/events.h"
+#include "probe/kernel_stats.h"
+#include "probe/preflight.h"
+#include "probe/probe_attach.h"
+#include "probe/probe_table.h"
+#include "probe/recorder.h"
+#include "probe/session.h"
+#include "probe/target.h"
+#include "probe/unwind_hooks.h"
+/* The one file that knows the BPF object's layout; every other part goes through here. */
+#include "profile.skel.h"
+
+struct session {
+	struct session_opts opts;
+	enum attach_mode mode;		/* resolved: never ATTACH_AUTO */
+	struct event_set events;
+	struct probe_table table;
+	struct profile_bpf *skel;
+	struct kernel_maps maps;
+	struct attacher *attacher;
+	struct recorder *recorder;
+	struct launched_cmd cmd;
+	struct session_totals tot;
+	int *event_fds;			/* nr_cpus * DLPROF_MAX_EVENTS */
+	size_t nr_event_fds;
+	int pid_fd;
+	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
+};
+
+static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_sz, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int choose_events(struct session *s, bool *no_pmu, char *err, size_t err_sz)
+{
+	*no_pmu = false;
+	if (s->opts.events && !strcmp(s->opts.events, "none"))
+		memset(&s->events, 0, sizeof(s->events));
+	else if (s->opts.events && event_set_parse(&s->events, s->opts.events, err, err_sz))
+		return -EINVAL;
+	else if (!s->opts.events)
+		event_set_default(&s->events, no_pmu);
+	s->tot.nr_events = s->events.cnt;
+	for (size_t k = 0; k < s->events.cnt; k++)
+		s->tot.events[k] = s->events.ev[k]->name;
+	return 0;
+}
+
+struct session *session__new(const struct session_opts *opts, bool *no_pmu, char *err, size_t err_sz)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return NULL;
+	s->opts = *opts;
+	s->pid_fd = -1;
+	s->cmd = (struct launched_cmd){ .pid = -1, .go_fd = -1, .err_fd = -1 };
+	ret = choose_events(s, no_pmu, err, err_sz);
+	if (ret)
+		goto fail;
+	s->mode = opts->attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)opts->attach_mode;
+	if (attach_mode_supported(s->mode)) {
+		ret = fail(err, err_sz, -EOPNOTSUPP, "--attach %s is not supported by this kernel; use --attach auto",
+			   attach_mode_name(s->mode));
+		goto fail;
+	}
+	/* Without it, unwinding through a return probe cannot be repaired: the table keeps them off. */
+	s->unwind_fix = !unwind_fix_probe();
+	s->tot.unwind_repair = s->unwind_fix;
+	return s;
+fail:
+	session__free(s);
+	errno = -ret;
+	return NULL;
+}
+
+int session__prepare(struct session *s, char *err, size_t err_sz)
+{
+	unsigned int flags = s->unwind_fix || s->opts.unwind_unsafe ? 0 : PROBE_TABLE_NO_UNWIND_FIX;
+	int ret;
+
+	ret = probe_table__build(&s->table, &s->opts.sel, s->opts.pid, flags, err, err_sz);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < s->table.nr_libs; i++) {
+		s->tot.functions_skipped += s->table.libs[i].nr_unprobeable;
+		s->tot.functions_moved += s->table.libs[i].moved;
+	}
+	return 0;
+}
+
+const struct probe_table *session__table(const struct session *s)
+{
+	return &s->table;
+}
+
+size_t session__nr_funcs(const struct session *s)
+{
+	return s->table.nr_funcs;
+}
+
+static struct attach_progs probe_progs(const struct session *s)
+{
+	return (struct attach_progs){ s->skel->progs.dlprof_entry, s->skel->progs.dlprof_return,
+				      s->skel->progs.dlprof_session };
+}
+
+/* Per-CPU perf events into the map the BPF programs read them from. */
+static int open_events(struct session *s)
+{
+	int nr_cpus = libbpf_num_possible_cpus(), map_fd, err;
+
+	if (nr_cpus <= 0)
+		return nr_cpus ?: -EINVAL;
+	s->nr_event_fds = (size_t)nr_cpus * DLPROF_MAX_EVENTS;
+	s->event_fds = calloc(s->nr_event_fds, sizeof(int));
+	if (!s->event_fds)
+		return -ENOMEM;
+	err = event_set_open(&s->events, nr_cpus, s->event_fds);
+	if (err) {
+		s->nr_event_fds = 0;
+		return err;
+	}
+	map_fd = bpf_map__fd(s->skel->maps.perf_counters);
+	for (__u32 i = 0; i < s->nr_event_fds; i++)
+		if (s->event_fds[i] >= 0 && bpf_map_update_elem(map_fd, &i, &s->event_fds[i], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+static int attach_prog(struct bpf_program *prog, struct bpf_link **link)
+{
+	*link = bpf_program__attach(prog);
+	return *link ? 0 : -errno;
+}
+
+static void note_maps(struct session *s)
+{
+	struct profile_bpf *k = s->skel;
+
+	s->maps = (struct kernel_maps){
+		.stats_fd = bpf_map__fd(k->maps.stats),
+		.calls_fd = bpf_map__fd(k->maps.call_counts),
+		.diag_fd = bpf_map__fd(k->maps.diag),
+		.records_fd = bpf_map__fd(k->maps.records),
+		.prog_fds = { bpf_program__fd(k->progs.dlprof_entry), bpf_program__fd(k->progs.dlprof_return),
+			      bpf_program__fd(k->progs.dlprof_session) },
+	};
+}
+
+/*
+ * The ringbuf's size is fixed at load: a session that will record says so
+ * before (ringbuf_bytes), one that will not keeps the object's small default.
+ */
+static int load_bpf(struct session *s, const struct session_record_opts *ropts)
+{
+	bool filtered = s->opts.pid || s->opts.command;
+	int nr_cpus = libbpf_num_possible_cpus();
+	struct attach_progs progs;
+	int err;
+
+	if (nr_cpus <= 0)
+		return nr_cpus ?: -EINVAL;
+	s->skel = profile_bpf__open();
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
+	s->skel->rodata->follow_forks = s->opts.command != NULL;
+	s->skel->rodata->nr_events = (__u32)s->events.cnt;
+	for (size_t k = 0; k < s->events.cnt; k++)
+		s->skel->rodata->event_task[k] = s->events.ev[k]->task;
+	s->skel->rodata->unwind_fix = s->unwind_fix;
+	if (ropts) {
+		s->skel->rodata->emit_records = 1;
+		/* Woken early at a quarter full; otherwise drained on the front end's timer. */
+		s->skel->rodata->wakeup_bytes = ropts->ringbuf_bytes / 4;
+		err = bpf_map__set_max_entries(s->skel->maps.records, (__u32)ropts->ringbuf_bytes);
+		if (err)
+			return err;
+	}
+	err = bpf_map__set_max_entries(s->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.call_counts, (__u32)s->table.nr_funcs);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs);
+	progs = probe_progs(s);
+	if (!err)
+		err = attach_prepare_progs(&progs, s->mode);
+	if (!err)
+		err = profile_bpf__load(s->skel);
+	if (!err)
+		err = open_events(s);
+	if (!err)
+		err = attach_prog(s->skel->progs.dlprof_exit, &s->skel->links.dlprof_exit);
+	if (!err)
+		err = attach_prog(s->skel->progs.dlprof_switch, &s->skel->links.dlprof_switch);
+	if (!err && s->opts.command)
+		err = attach_prog(s->skel->progs.dlprof_fork, &s->skel->links.dlprof_fork);
+	if (!err)
+		note_maps(s);
+	return err;
+}
+
+int session__load(struct session *s, const struct session_record_opts *ropts, char *err, size_t err_sz)
+{
+	struct recorder_opts rec;
+	int ret;
+
+	ret = load_bpf(s, ropts);
+	if (ret)
+		return fail(err, err_sz, ret, "cannot load the BPF programs: %s (-v shows the verifier's log)",
+			    strerror(-ret));
+	if (!ropts)
+		return 0;
+	rec = (struct recorder_opts){ .dir = ropts->dir, .no_compress = ropts->no_compress };
+	s->recorder = recorder__new(&s->maps, &s->table, &s->events, &rec);
+	if (!s->recorder) {
+		ret = -errno;
+		if (ret == -EEXIST)
+			return fail(err, err_sz, ret, "trace directory %s is not empty: give -o a new directory or remove it",
+				    ropts->dir);
+		return fail(err, err_sz, ret, "cannot create the trace in %s: %s", ropts->dir, strerror(-ret));
+	}
+	return 0;
+}
+
+static int track_tgid(struct session *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.tracked_tgids), &key, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int start_target(struct session *s, char *err, size_t err_sz)
+{
+	int ret;
+
+	if (s->opts.command) {
+		ret = launched_cmd__start(&s->cmd, s->opts.command, s->opts.leave_running);
+		if (ret)
+			return fail(err, err_sz, ret, "cannot start %s: %s", s->opts.command[0], strerror(-ret));
+		return track_tgid(s, s->cmd.pid);
+	}
+	if (s->opts.pid) {
+		s->pid_fd = target_pid_watch(s->opts.pid);
+		if (s->pid_fd < 0)
+			return fail(err, err_sz, s->pid_fd, "process %d not found", (int)s->opts.pid);
+		return track_tgid(s, s->opts.pid);
+	}
+	return 0;
+}
+
+static int attach_all(struct session *s, char *err, size_t err_sz)
+{
+	struct attach_progs progs = probe_progs(s);
+	double t0;
+	int ret;
+
+	s->attacher = attacher__new(s->mode, &progs, s->opts.pid);
+	if (!s->attacher)
+		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
+	t0 = now_s();
+	/* Its own messages name each refusal: there is no single line to put in err. */
+	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	if (ret)
+		return ret;
+	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
+	if (s->unwind_fix || s->opts.unwind_unsafe) {
+		ret = unwind_hooks__attach(s->attacher, s->opts.pid, &s->tot.unwind_hooks);
+		if (ret)
+			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
+				    "through probed functions would abort the program", attach_strerror(ret));
+	}
+	s->tot.attach_ms = (now_s() - t0) * 1e3;
+	s->tot.functions_attached = attacher__nr_attached(s->attacher);
+	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
+	return 0;
+}
+
+int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz)
+{
+	int ret;
+
+	*cmd_failed = false;
+	err[0] = '\0';
+	ret = start_target(s, err, err_sz);
+	if (!ret)
+		ret = attach_all(s, err, err_sz);
+	if (ret)
+		return ret;
+	if (s->recorder)
+		recorder__set_attach(s->recorder, s->tot.attach_mode, s->tot.attach_ms, s->tot.functions_skipped);
+	if (s->opts.command) {
+		ret = launched_cmd__release(&s->cmd);
+		if (ret) {
+			*cmd_failed = true;
+			return fail(err, err_sz, ret, "cannot run %s: %s", s->opts.command[0],
+				    ret == -ENOENT ? "command not found" : strerror(-ret));
+		}
+	}
+	return 0;
+}
+
+int session__poll_fd(const struct session *s)
+{
+	return s->recorder ? recorder__fd(s->recorder) : -1;
+}
+
+int session__drain(struct session *s)
+{
+	return s->recorder ? recorder__drain(s->recorder) : 0;
+}
+
+int session__target_fd(const struct session *s)
+{
+	return s->pid_fd;
+}
+
+pid_t session__command_pid(const struct session *s)
+{
+	return s->cmd.pid > 0 ? s->cmd.pid : -1;
+}
+
+int session__reap_command(struct session *s, int *wstatus)
+{
+	if (s->cmd.pid <= 0 || waitpid(s->cmd.pid, wstatus, WNOHANG) != s->cmd.pid)
+		return 0;
+	s->cmd.pid = -1;
+	return 1;
+}
+
+void session__stop_command(struct session *s, int grace_ms, struct launched_cmd_end *end)
+{
+	launched_cmd__stop(&s->cmd, grace_ms, end);
+}
+
+int session_preflight(char *msg, size_t msg_sz)
+{
+	return preflight_check(msg, msg_sz);
+}
+
+void session_list_events(FILE *out)
+{
+	event_list_print(out);
+}
+
+int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot)
+{
+	struct dlprof_diag diag;
+	int ret;
+
+	ret = kernel_stats_read(&s->maps, &s->table, funcs, &diag);
+	if (ret)
+		return ret;
+	s->tot.orphan_returns = diag.orphan_returns;
+	s->tot.unwind_slots = diag.unwind_slots;
+	s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+	if (final)
+		kernel_probe_runtime(&s->maps, &s->tot.probe_run_ns, &s->tot.probe_runs);
+	*tot = s->tot;
+	return 0;
+}
+
+void session__totals(const struct session *s, struct session_totals *tot)
+{
+	*tot = s->tot;
+}
+
+static bool wait_detach(struct detacher *d, const struct session_stop_wait *w, double t0)
+{
+	bool told = false;
+
+	while (!detacher__done(d)) {
+		struct pollfd fds[2] = {
+			{ .fd = detacher__fd(d), .events = POLLIN },
+			{ .fd = w->cancel_fd, .events = POLLIN },
+		};
+		int timeout = told ? -1 : (int)((t0 + w->patience_ms / 1e3 - now_s()) * 1e3) + 1;
+		int n = poll(fds, 2, timeout > 0 || told ? timeout : 0);
+
+		if (n < 0 && errno != EINTR)
+			return true;
+		if (n == 0 && !told) {
+			if (w->slow)
+				w->slow(w->ctx);
+			told = true;
+		}
+		if (n > 0 && (fds[1].revents & POLLIN) && w->cancel && w->cancel(w->ctx))
+			return false;
+	}
+	return true;
+}
+
+int session__stop(struct session *s, const struct session_stop_wait *w)
+{
+	double t0 = now_s();
+	struct detacher *d;
+	bool done = true;
+
+	d = detacher__start(s->attacher);
+	if (!d)
+		attacher__free(s->attacher);
+	s->attacher = NULL;
+	if (d)
+		done = wait_detach(d, w, t0);
+	s->tot.detach_unfinished = !done;
+	s->tot.detach_ms = (now_s() - t0) * 1e3;
+	detacher__free(d);
+	/*
+	 * The exit program turns the frames of exiting threads into unmatched
+	 * calls and records: stopped too, so the counts read and the records
+	 * drained next describe one and the same moment.
+	 */
+	if (s->skel) {
+		bpf_link__destroy(s->skel->links.dlprof_exit);
+		s->skel->links.dlprof_exit = NULL;
+	}
+	return done ? 0 : 1;
+}
+
+int session__finish_records(struct session *s)
+{
+	int ret;
+
+	if (!s->recorder)
+		return 0;
+	ret = recorder__finish(s->recorder);
+	recorder__counts(s->recorder, &s->tot.records_written, &s->tot.records_lost);
+	return ret;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	/* A command still held before exec, or never waited for, must not outlive us as a zombie. */
+	if (s->cmd.pid > 0 && s->cmd.go_fd >= 0)
+		launched_cmd__abort(&s->cmd);
+	attacher__free(s->attacher);
+	recorder__free(s->recorder);
+	profile_bpf__destroy(s->skel);
+	probe_table__free(&s->table);
+	if (s->event_fds)
+		event_fds_close(s->event_fds, s->nr_event_fds);
+	free(s->event_fds);
+	if (s->pid_fd >= 0)
+		close(s->pid_fd);
+	free(s);
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A profiling session: the engine every front end drives (the live CLI,
+ * record, an agent). It knows nothing of the command line and prints
+ * nothing: errors come back as -errno with one line in err.
+ *
+ *   session__new → __prepare → __load → __start
+ *   → poll session__poll_fd / __drain, __read as often as wanted
+ *     (and session__target_fd, session__reap_command for the targets)
+ *   → [__stop_command] → __stop (bounded) → [__finish_records] → __read
+ *   → __free
+ */
+#ifndef DLPROF_PROBE_SESSION_H
+#define DLPROF_PROBE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "dlprof.h"
+#include "model/func_summary.h"
+#include "probe/probe_table.h"
+#include "probe/target.h"
+
+struct session;
+
+/* Borrowed, strings and lists alike: they must outlive the session. */
+struct session_opts {
+	struct probe_selection sel;	/* libraries, function globs, placement */
+	int attach_mode;		/* enum attach_mode; ATTACH_AUTO: the best this kernel has */
+	const char *events;		/* comma-separated perf events; NULL: the default set; "none" */
+	bool unwind_unsafe;		/* return probes even where unwinding cannot be repaired */
+	/* Targets: a pid, a command to launch (NULL-terminated argv), or neither (every process). */
+	pid_t pid;
+	char **command;
+	bool leave_running;		/* the launched command may outlive the profiler */
+	bool list_skipped;		/* attach: name each function the kernel refused (on stderr) */
+};
+
+/* Every call as a record, into a trace directory (session__load). */
+struct session_record_opts {
+	const char *dir;		/* new or empty */
+	__u64 ringbuf_bytes;		/* a power of two */
+	bool no_compress;
+};
+
+/* The numbers of the session as a whole; plain data, for any output. */
+struct session_totals {
+	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
+	size_t nr_events;
+	const char *attach_mode;
+	double attach_ms;
+	double detach_ms;		/* 0 while attached */
+	bool detach_unfinished;		/* the kernel still held the detach when the stop gave up */
+	bool unwind_repair;		/* return probes are made safe for unwinders */
+	size_t functions_attached;
+	size_t functions_skipped;
+	size_t functions_moved;
+	size_t unwind_hooks;		/* probes in libgcc_s/libstdc++ that repair the stack (or count, --unwind unsafe) */
+	uint64_t orphan_returns;
+	uint64_t unwind_slots;		/* hijacked return slots unwinders met (put back when unwind_repair) */
+	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
+	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1) */
+	uint64_t probe_runs;
+	uint64_t records_written;	/* record mode, once finished */
+	uint64_t records_lost;
+};
+
+/*
+ * Checks what needs no library: the events and the attach mode. NULL with
+ * errno set (EINVAL: a usage error, said in err; EOPNOTSUPP: the attach
+ * mode is not supported by this kernel). *no_pmu: the default events had
+ * to do without a hardware PMU.
+ */
+struct session *session__new(const struct session_opts *opts, bool *no_pmu, char *err, size_t err_sz);
+/* Resolve the libraries and choose the functions and their probe places. */
+int session__prepare(struct session *s, char *err, size_t err_sz);
+/* The probe table prepare built, for a front end's notes on each library. */
+const struct probe_table *session__table(const struct session *s);
+/*
+ * Load the BPF object and open the events; with ropts, also write every
+ * call to a trace directory (-EEXIST: it is not empty).
+ */
+int session__load(struct session *s, const struct session_record_opts *ropts, char *err, size_t err_sz);
+/*
+ * Follow the target (a launched command is held before exec until the
+ * probes are in), attach, then let the command run. -ENOENT/-EACCES with
+ * *cmd_failed set: the command could not be run. err may be left empty:
+ * the attacher has named each refusal on stderr already.
+ */
+int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz);
+
+/* Readable when records wait (record mode); -1 otherwise: drain on a timer. */
+int session__poll_fd(const struct session *s);
+/* Records to the trace. 0 or the first write error (recording goes on, the loss counted). */
+int session__drain(struct session *s);
+/* The -p process's exit as a pollable fd; -1 without one. */
+int session__target_fd(const struct session *s);
+
+/* The launched command's pid; -1 without one, or once it was reaped. */
+pid_t session__command_pid(const struct session *s);
+/* On SIGCHLD: 1 when the launched command has ended (reaped, its wait status in *wstatus), else 0. */
+int session__reap_command(struct session *s, int *wstatus);
+/* The profile ends before the command: stop it as timeout(1) does (probe/target.h). */
+void session__stop_command(struct session *s, int grace_ms, struct launched_cmd_end *end);
+
+/* The machine can profile at all (root, BPF, tracefs): 0, or -errno with why in msg. */
+int session_preflight(char *msg, size_t msg_sz);
+/* The perf events this machine has, one line each, for -e list. */
+void session_list_events(FILE *out);
+
+/*
+ * The aggregates: funcs[i] for each of session__nr_funcs() functions,
+ * summed over CPUs, and the totals. final: also the probes' own run time.
+ */
+size_t session__nr_funcs(const struct session *s);
+int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot);
+
+/* The totals as last read or set, without reading the kernel's maps. */
+void session__totals(const struct session *s, struct session_totals *tot);
+
+/* How session__stop waits for the kernel to let the probes go. */
+struct session_stop_wait {
+	int patience_ms;		/* then slow() is called, once */
+	int cancel_fd;			/* readable: cancel(ctx) says whether to stop waiting; -1: none */
+	void (*slow)(void *ctx);
+	bool (*cancel)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * Remove the probes, then stop the exit program, so the counts read and the
+ * records drained next describe one moment. The kernel may hold a detach
+ * (probe/detacher.h): it is waited for as w says. 0, or 1 when it was
+ * given up (the counts may still grow).
+ */
+int session__stop(struct session *s, const struct session_stop_wait *w);
+/* Last records out, the trace closed; the counts in the totals. */
+int session__finish_records(struct session *s);
+
+/* NULL-safe. A command still held before exec is killed, never left a zombie. */
+void session__free(struct session *s);
+
+#endif /* DLPROF_PROBE_SESSION_H */

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "probe/target.h"
+
+static void child_run(char **argv, pid_t parent, bool leave_running, int go_rd, int err_wr)
+{
+	sigset_t none;
+	ssize_t n;
+	char c;
+	int e;
+
+	/*
+	 * Held, the command must never run unprofiled: it dies with the profiler.
+	 * The parent may have died before the prctl took effect, hence getppid().
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	/* The profiler blocks its signals for a signalfd; the command must not inherit that. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	do
+		n = read(go_rd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(go_rd);
+	/* EOF without the go byte: the profiler gave up or died. */
+	if (n != 1)
+		_exit(127);
+	/*
+	 * The command ends with the profile, even when the profiler is killed
+	 * (SIGKILL leaves it no time to stop the command); left running, it must
+	 * survive the profiler. The death signal survives exec.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, leave_running ? 0 : SIGTERM) || (!leave_running && getppid() != parent))
+		_exit(127);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(err_wr, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int launched_cmd__start(struct launched_cmd *cmd, char **argv, bool leave_running)
+{
+	pid_t parent = getpid(), pid;
+	int go[2], errp[2];
+
+	cmd->pid = -1;
+	cmd->go_fd = cmd->err_fd = -1;
+	/* A socket, not a pipe: a go byte sent to a child that died is EPIPE, never SIGPIPE. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go))
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC)) {
+		int e = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		return e;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+
+		close(go[0]); close(go[1]); close(errp[0]); close(errp[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(errp[0]);
+		child_run(argv, parent, leave_running, go[0], errp[1]);
+	}
+	close(go[0]);
+	close(errp[1]);
+	cmd->pid = pid;
+	cmd->go_fd = go[1];
+	cmd->err_fd = errp[0];
+	return 0;
+}
+
+int launched_cmd__release(struct launched_cmd *cmd)
+{
+	ssize_t n;
+	int e = 0;
+
+	/* A child that died held (killed by someone) is reported when it is reaped. */
+	while (send(cmd->go_fd, "g", 1, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+	close(cmd->go_fd);
+	cmd->go_fd = -1;
+	do
+		n = read(cmd->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(cmd->err_fd);
+	cmd->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(cmd->pid, NULL, 0);
+		cmd->pid = -1;
+		return -e;
+	}
+	return 0;
+}
+
+void launched_cmd__abort(struct launched_cmd *cmd)
+{
+	if (cmd->pid > 0) {
+		kill(cmd->pid, SIGKILL);
+		waitpid(cmd->pid, NULL, 0);
+		cmd->pid = -1;
+	}
+	if (cmd->go_fd >= 0)
+		close(cmd->go_fd);
+	if (cmd->err_fd >= 0)
+		close(cmd->err_fd);
+	cmd->go_fd = cmd->err_fd = -1;
+}
+
+/* Reap the child once it has ended, waiting up to timeout_ms for that. */
+static bool reap_within(struct launched_cmd *cmd, int pidfd, int timeout_ms, int *wstatus)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	/* Without a pidfd (-1), poll() just sleeps the whole timeout. */
+	while (poll(&p, 1, timeout_ms) < 0 && errno == EINTR)
+		;
+	if (waitpid(cmd->pid, wstatus, WNOHANG) != cmd->pid)
+		return false;
+	cmd->pid = -1;
+	return true;
+}
+
+/* How long a command may take to go once SIGKILLed before we give up on it. */
+#define KILL_WAIT_MS 10000
+
+void launched_cmd__stop(struct launched_cmd *cmd, int grace_ms, struct launched_cmd_end *end)
+{
+	/* An unreaped child keeps its pid: kill() and the pidfd reach this one. */
+	int pidfd = (int)syscall(SYS_pidfd_open, cmd->pid, 0);
+
+	memset(end, 0, sizeof(*end));
+	if (!reap_within(cmd, pidfd, 0, &end->wstatus)) {
+		end->signal_sent = SIGTERM;
+		kill(cmd->pid, SIGTERM);
+		if (!reap_within(cmd, pidfd, grace_ms, &end->wstatus)) {
+			end->signal_sent = SIGKILL;
+			kill(cmd->pid, SIGKILL);
+			reap_within(cmd, pidfd, KILL_WAIT_MS, &end->wstatus);
+		}
+	}
+	end->reaped = cmd->pid < 0;
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+void wait_status_describe(int wstatus, char *buf, size_t sz)
+{
+	const char *name;
+	char sig[24];
+
+	if (WIFEXITED(wstatus)) {
+		snprintf(buf, sz, "exited with status %d", WEXITSTATUS(wstatus));
+		return;
+	}
+	if (!WIFSIGNALED(wstatus)) {
+		snprintf(buf, sz, "ended with wait status %#x", (unsigned int)wstatus);
+		return;
+	}
+	name = sigabbrev_np(WTERMSIG(wstatus));
+	if (name)
+		snprintf(sig, sizeof(sig), "SIG%s", name);
+	else
+		snprintf(sig, sizeof(sig), "signal %d", WTERMSIG(wstatus));
+	snprintf(buf, sz, "was killed by %s%s", sig, WCOREDUMP(wstatus) ? " (core dumped)" : "");
+}
+
+static int executable_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EACCES;
+	return access(path, X_OK) ? -errno : 0;
+}
+
+int target_command_check(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	int err = -ENOENT;
+
+	if (strchr(cmd, '/'))
+		return executable_file(cmd);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		int e;
+
+		/* An empty entry is the current directory, as execvp(3) takes it. */
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, len ? path : ".", "/", cmd) <
+		    (int)sizeof(buf)) {
+			e = executable_file(buf);
+			if (!e)
+				return 0;
+			if (e == -EACCES)
+				err = e;
+		}
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return err;
+}
+
+int target_pid_check(pid_t pid)
+{
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	return 0;
+}
+
+int target_pid_watch(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int exit_status_of(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
