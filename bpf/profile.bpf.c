@@ -21,6 +21,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 filter_mode = DLPROF_FILTER_ALL;
+/* Entries of cgroup_targets in use (DLPROF_FILTER_CGROUPS). */
+const volatile __u32 nr_cgroups = 0;
 /* Also track the children a tracked process forks (launched commands). */
 const volatile __u32 follow_forks = 0;
 /* Perf events per call: slot cpu * DLPROF_MAX_EVENTS + k of perf_counters. */
@@ -44,6 +46,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } tracked_tgids SEC(".maps");
+
+/*
+ * The target cgroups (v2 directories) of DLPROF_FILTER_CGROUPS: a task is
+ * tracked when it is in one's subtree, including tasks that enter later.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, DLPROF_MAX_CGROUPS);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_targets SEC(".maps");
 
 /* Counted at entry: exact even for calls that never return. max_entries = number of functions. */
 struct {
@@ -285,6 +298,12 @@ static __always_inline bool tracked(void)
 
 	if (filter_mode == DLPROF_FILTER_ALL)
 		return true;
+	if (filter_mode == DLPROF_FILTER_CGROUPS) {
+		for (__u32 i = 0; i < DLPROF_MAX_CGROUPS && i < nr_cgroups; i++)
+			if (bpf_current_task_under_cgroup(&cgroup_targets, i) == 1)
+				return true;
+		return false;
+	}
 	return bpf_map_lookup_elem(&tracked_tgids, &tgid) != NULL;
 }
 

@@ -34,10 +34,14 @@ enum dlprof_task_counter {
 	TASK_CTR_MIGRATIONS,	/* se.nr_migrations */
 };
 
+/* cgroup_targets' size: a profile's --cgroup/--container targets, checked in turn. */
+#define DLPROF_MAX_CGROUPS	8
+
 /* Kernel-side filter modes (rodata filter_mode). */
 enum dlprof_filter {
 	DLPROF_FILTER_ALL = 0,		/* every process */
 	DLPROF_FILTER_TGIDS = 1,	/* only tgids in the tracked_tgids map */
+	DLPROF_FILTER_CGROUPS = 2,	/* only tasks under one of the cgroups of cgroup_targets */
 };
 
 /*

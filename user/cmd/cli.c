@@ -80,6 +80,18 @@ static int on_func(struct profile_opts *o, const char *arg, char *err, size_t er
 	return push_split(&o->funcs, arg, "func", err, err_sz);
 }
 
+static int on_cgroup(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "--cgroup: empty path");
+	return str_list_push(&o->cgroups, arg, strlen(arg));
+}
+
+static int on_container(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split(&o->containers, arg, "container", err, err_sz);
+}
+
 static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	return push_split(&o->excludes, arg, "exclude", err, err_sz);
@@ -232,6 +244,8 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
 	{ CLI_PROFILE, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
 	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid, 0 },
+	{ CLI_PROFILE, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
+	{ CLI_PROFILE, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
 	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
 	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
 	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
@@ -347,6 +361,10 @@ static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err,
 		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
 	if (opts->pid && opts->command)
 		return fail(err, err_sz, "-p and a command exclude each other: profile one or the other");
+	if ((opts->cgroups.cnt || opts->containers.cnt) && (opts->pid || opts->command))
+		return fail(err, err_sz, "--cgroup and --container exclude -p and a command: profile one kind of target");
+	if (opts->cgroups.cnt + opts->containers.cnt > DLPROF_MAX_CGROUPS)
+		return fail(err, err_sz, "at most %d cgroups and containers at once", DLPROF_MAX_CGROUPS);
 	if ((opts->kill_after_s || opts->leave_running) && !opts->command)
 		return fail(err, err_sz, "--%s applies to a launched command (-- COMMAND)",
 			    opts->leave_running ? "leave-running" : "kill-after");
@@ -436,6 +454,8 @@ void cli_opts_free(struct profile_opts *opts)
 	str_list_free(&opts->libs);
 	str_list_free(&opts->funcs);
 	str_list_free(&opts->excludes);
+	str_list_free(&opts->cgroups);
+	str_list_free(&opts->containers);
 }
 
 void cli_selection(const struct profile_opts *opts, struct probe_selection *sel)

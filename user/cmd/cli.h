@@ -30,6 +30,8 @@ struct profile_opts {
 	struct str_list libs;		/* --lib */
 	struct str_list funcs;		/* --func: include globs (none: every function) */
 	struct str_list excludes;	/* --exclude */
+	struct str_list cgroups;	/* --cgroup: cgroup v2 paths as given */
+	struct str_list containers;	/* --container: container id prefixes */
 	pid_t pid;			/* -p; 0: none */
 	double duration_s;		/* -d; 0: until the command exits or a signal */
 	double interval_s;		/* -i; 0: only at the end */

@@ -20,6 +20,7 @@
 #include "output/exporter.h"
 #include "output/output_file.h"
 #include "output/report.h"
+#include "probe/cgroup_target.h"
 #include "probe/session.h"
 #include "util/messages.h"
 
@@ -44,6 +45,7 @@ struct live {
 	int exit_status;	/* the launched command's, once it ended */
 	bool write_error_reported;
 	bool cmd_done;
+	struct str_list cgroups;	/* --cgroup and --container, resolved: absolute v2 directories */
 };
 
 static int verbosity;
@@ -350,7 +352,8 @@ static void note_table(const struct probe_table *t)
 	}
 }
 
-static void session_opts_of(const struct profile_opts *o, struct session_opts *so)
+static void session_opts_of(const struct profile_opts *o, const struct str_list *l_cgroups,
+			    struct session_opts *so)
 {
 	*so = (struct session_opts){
 		.attach_mode = o->attach_mode,
@@ -358,6 +361,8 @@ static void session_opts_of(const struct profile_opts *o, struct session_opts *s
 		.unwind_unsafe = o->unwind_unsafe,
 		.pid = o->pid,
 		.command = o->command,
+		.cgroups = l_cgroups->items,
+		.nr_cgroups = l_cgroups->cnt,
 		.leave_running = o->leave_running,
 		.list_skipped = o->verbose > 0,
 	};
@@ -376,7 +381,7 @@ static int start_session(struct live *l)
 	char msg[2048];
 	int err;
 
-	session_opts_of(&l->opts, &so);
+	session_opts_of(&l->opts, &l->cgroups, &so);
 	/* Usage errors before the libraries are read: one line, and no warning about them first. */
 	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
 	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
@@ -415,7 +420,29 @@ static int start_session(struct live *l)
 	if (!l->opts.command)
 		fprintf(stderr, "dlprof-bpf: profiling %zu functions in %zu libraries%s; Ctrl-C to stop\n",
 			tot.functions_attached, session__table(l->session)->nr_libs,
-			l->opts.pid ? "" : " in every process");
+			l->opts.pid ? "" : l->cgroups.cnt ? " in the target cgroups" : " in every process");
+	return 0;
+}
+
+/* --cgroup paths and --container ids into the cgroup directories the filter takes. */
+static int resolve_cgroups(struct live *l, char *err, size_t err_sz)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	for (size_t i = 0; i < l->opts.cgroups.cnt + l->opts.containers.cnt; i++) {
+		bool by_path = i < l->opts.cgroups.cnt;
+
+		ret = by_path ? cgroup_target_resolve(l->opts.cgroups.items[i], path, sizeof(path), err, err_sz)
+			      : cgroup_target_container(l->opts.containers.items[i - l->opts.cgroups.cnt], path,
+							sizeof(path), err, err_sz);
+		if (!ret)
+			ret = str_list_push(&l->cgroups, path, strlen(path));
+		if (ret)
+			return ret;
+		if (verbosity)
+			errmsg("target cgroup %s", path);
+	}
 	return 0;
 }
 
@@ -466,6 +493,10 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		errmsg("process %d not found", (int)l->opts.pid);
 		return 1;
 	}
+	if (resolve_cgroups(l, msg, sizeof(msg))) {
+		errmsg("%s", msg);
+		return 1;
+	}
 	err = start_session(l);
 	if (err)
 		return err;
@@ -496,6 +527,7 @@ static int profile_main(int argc, char **argv, bool record)
 	free(l.funcs);
 	free(l.rows);
 	cli_opts_free(&l.opts);
+	str_list_free(&l.cgroups);
 	if (l.sig_fd >= 0)
 		close(l.sig_fd);
 	return status;

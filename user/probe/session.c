@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -180,6 +181,25 @@ static void note_maps(struct session *s)
 	};
 }
 
+/* The target cgroups' directories into the map the filter checks; the map keeps them. */
+static int fill_cgroup_targets(struct session *s)
+{
+	int map_fd = bpf_map__fd(s->skel->maps.cgroup_targets);
+
+	for (__u32 i = 0; i < s->opts.nr_cgroups && i < DLPROF_MAX_CGROUPS; i++) {
+		int fd = open(s->opts.cgroups[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+		if (fd < 0)
+			return -errno;
+		if (bpf_map_update_elem(map_fd, &i, &fd, BPF_ANY))
+			err = -errno;
+		close(fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /*
  * The ringbuf's size is fixed at load: a session that will record says so
  * before (ringbuf_bytes), one that will not keeps the object's small default.
@@ -196,7 +216,9 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	s->skel = profile_bpf__open();
 	if (!s->skel)
 		return -errno;
-	s->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS : DLPROF_FILTER_ALL;
+	s->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS :
+				       s->opts.nr_cgroups ? DLPROF_FILTER_CGROUPS : DLPROF_FILTER_ALL;
+	s->skel->rodata->nr_cgroups = (__u32)s->opts.nr_cgroups;
 	s->skel->rodata->follow_forks = s->opts.command != NULL;
 	s->skel->rodata->nr_events = (__u32)s->events.cnt;
 	for (size_t k = 0; k < s->events.cnt; k++)
@@ -222,6 +244,8 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = profile_bpf__load(s->skel);
 	if (!err)
 		err = open_events(s);
+	if (!err)
+		err = fill_cgroup_targets(s);
 	if (!err)
 		err = attach_prog(s->skel->progs.dlprof_exit, &s->skel->links.dlprof_exit);
 	if (!err)

@@ -33,9 +33,15 @@ struct session_opts {
 	int attach_mode;		/* enum attach_mode; ATTACH_AUTO: the best this kernel has */
 	const char *events;		/* comma-separated perf events; NULL: the default set; "none" */
 	bool unwind_unsafe;		/* return probes even where unwinding cannot be repaired */
-	/* Targets: a pid, a command to launch (NULL-terminated argv), or neither (every process). */
+	/*
+	 * Targets: a pid, a command to launch (NULL-terminated argv), cgroup v2
+	 * directories (their subtrees, absolute paths: probe/cgroup_target.h),
+	 * or none of them (every process).
+	 */
 	pid_t pid;
 	char **command;
+	char *const *cgroups;
+	size_t nr_cgroups;		/* at most DLPROF_MAX_CGROUPS */
 	bool leave_running;		/* the launched command may outlive the profiler */
 	bool list_skipped;		/* attach: name each function the kernel refused (on stderr) */
 };

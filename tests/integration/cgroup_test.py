@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Targets by cgroup: --cgroup (a cgroup v2 subtree, processes that enter it
+later included) and --container (a container's id prefix, found in
+/proc/PID/cgroup). The tests make their own cgroups, named as podman names
+its containers' where a container is needed, and move the test driver into
+them; a driver outside calls the same library meanwhile and must not count.
+Runner and helpers: itest.py."""
+import contextlib
+import os
+import secrets
+import subprocess
+import sys
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.split()[0] == "cgroup2":
+                return left.split()[4]
+    raise Skip("no cgroup v2 hierarchy mounted")
+
+
+@contextlib.contextmanager
+def scratch_cgroup(*names):
+    """A fresh cgroup (nested names under one test parent); removed once its processes are gone."""
+    parent = os.path.join(cgroup2_mount(), f"dlprof-test-{os.getpid()}")
+    path = os.path.join(parent, *names)
+    os.makedirs(path)
+    try:
+        yield path
+    finally:
+        for d in sorted({os.path.join(parent, *names[:i]) for i in range(len(names) + 1)}, key=len, reverse=True):
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+
+
+def move_into(cgroup, pid):
+    with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+        f.write(str(pid))
+
+
+def profile_cgroup_targets(target_args, inside_cgroup, move_before_attach=True):
+    """Two waiting drivers, one moved into inside_cgroup (before or after the profiler
+    attached); both call dlt_add; the profile covers target_args only."""
+    inside = start_waiting_driver(["count", "30000"])
+    outside = start_waiting_driver(["count", "20000"])
+    try:
+        if move_before_attach:
+            move_into(inside_cgroup, inside.pid)
+        prof = start_profiler(["--lib", LIB, "--func", "dlt_add"] + target_args)
+        if not move_before_attach:
+            move_into(inside_cgroup, inside.pid)
+        drive(inside)
+        drive(outside)
+        return stop_profiler(prof)
+    finally:
+        finish(inside)
+        finish(outside)
+
+
+@modes("session", "multi")
+def test_cgroup_counts_only_its_processes():
+    with scratch_cgroup("app") as cg:
+        rel = os.path.relpath(cg, cgroup2_mount())
+        for spec in (cg, rel):
+            doc = profile_cgroup_targets(["--cgroup", spec], cg)
+            check(calls_of(doc, "dlt_add") == 30000, f"--cgroup {spec}: {calls_of(doc, 'dlt_add')} calls, want 30000")
+
+
+@modes("session", "multi")
+def test_cgroup_subtree_and_later_entrants():
+    """A process that enters a child cgroup of the target after the profiler started counts."""
+    with scratch_cgroup("svc", "worker") as cg:
+        doc = profile_cgroup_targets(["--cgroup", os.path.dirname(cg)], cg, move_before_attach=False)
+        check(calls_of(doc, "dlt_add") == 30000, f"subtree, later entrant: {calls_of(doc, 'dlt_add')} calls")
+
+
+@modes("session", "multi")
+def test_container_by_id_prefix():
+    cid = secrets.token_hex(32)
+    # podman's systemd-driver scope name; its cgroupfs name (libpod-<id>) and docker's are unit-tested.
+    with scratch_cgroup("machine.slice", f"libpod-{cid}.scope") as cg:
+        doc = profile_cgroup_targets(["--container", cid[:12]], cg)
+        check(calls_of(doc, "dlt_add") == 30000, f"--container {cid[:12]}: {calls_of(doc, 'dlt_add')} calls")
+
+
+@modes("session")
+def test_cgroup_target_errors():
+    mnt = cgroup2_mount()
+    expect_error([DLPROF, "--lib", LIB, "--cgroup", "no-such-cgroup-dlprof", "-d", "0.1"],
+                 "is not a cgroup v2 directory")
+    expect_error([DLPROF, "--lib", LIB, "--container", "0123456789ab", "-d", "0.1"],
+                 "no running process is in a container")
+    expect_error([DLPROF, "--lib", LIB, "--container", "xyz", "-d", "0.1"], "hex digits")
+    expect_error([DLPROF, "--lib", LIB, "--cgroup", mnt, "-p", "1"], "exclude -p")
+    a, b = "abcd" + secrets.token_hex(30), "abcd" + secrets.token_hex(30)
+    with scratch_cgroup(f"docker-{a}.scope") as ca, contextlib.ExitStack() as stack:
+        cb = stack.enter_context(scratch_cgroup(f"docker-{b}.scope"))
+        procs = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+        try:
+            move_into(ca, procs[0].pid)
+            move_into(cb, procs[1].pid)
+            expect_error([DLPROF, "--lib", LIB, "--container", "abcd", "-d", "0.1"], "several containers")
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
