@@ -9,8 +9,10 @@ Runner and helpers: itest.py."""
 import contextlib
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -110,6 +112,58 @@ def test_cgroup_target_errors():
             for p in procs:
                 p.kill()
                 p.wait()
+
+
+PODMAN_RUN = ["podman", "run", "--runtime", "runc", "--rm", "-i",
+              # runc cannot raise rlimits in this sandbox; crun refuses hybrid cgroup hosts.
+              "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
+
+
+@contextlib.contextmanager
+def driver_image():
+    """An image assembled offline from host files: the dynamic loader, libc and the driver."""
+    tag = f"localhost/dlprof-itest-{os.getpid()}:latest"
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "root")
+        for src, dst in (("/lib64/ld-linux-x86-64.so.2", "lib64/ld-linux-x86-64.so.2"),
+                         ("/lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libc.so.6"),
+                         (DRIVER, "app/dltest_driver")):
+            target = os.path.join(root, dst)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy(src, target)
+        tar = os.path.join(tmp, "root.tar")
+        subprocess.run(["tar", "-C", root, "-cf", tar, "."], check=True)
+        subprocess.run(["podman", "import", "-q", tar, tag], check=True, capture_output=True)
+    try:
+        yield tag
+    finally:
+        subprocess.run(["podman", "rmi", "-f", tag], capture_output=True)
+
+
+@modes("session", "multi")
+def test_podman_container_by_id_prefix():
+    """A real podman container sharing the host's library file (bind mount): --container
+    counts its calls exactly, not those of a host process calling the same library."""
+    check(shutil.which("podman") and shutil.which("runc"), "podman and runc are not installed (scripts/deps)")
+    with driver_image() as image, tempfile.TemporaryDirectory() as tmp:
+        cidfile = os.path.join(tmp, "cid")
+        inside = subprocess.Popen(PODMAN_RUN + ["--cidfile", cidfile, "-v", f"{LIB}:/app/{os.path.basename(LIB)}:ro",
+                                                "-e", "LD_LIBRARY_PATH=/app", image,
+                                                "/app/dltest_driver", "--wait", "count", "30000"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        outside = start_waiting_driver(["count", "20000"])
+        try:
+            line = inside.stdout.readline()
+            check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+            cid = open(cidfile).read().strip()
+            prof = start_profiler(["--lib", LIB, "--func", "dlt_add", "--container", cid[:12]])
+            drive(inside)
+            drive(outside)
+            doc = stop_profiler(prof)
+        finally:
+            finish(inside)
+            finish(outside)
+    check(calls_of(doc, "dlt_add") == 30000, f"--container {cid[:12]}: {calls_of(doc, 'dlt_add')} calls, want 30000")
 
 
 if __name__ == "__main__":
