@@ -55,7 +55,7 @@ static void test_command_options_not_ours(void **state)
 
 	(void)state;
 	assert_int_equal(parse(argv, &o, err), 0);
-	assert_int_equal(o.pid, 0);
+	assert_int_equal(o.nr_pids, 0);
 	assert_string_equal(o.command[0], "ls");
 	assert_string_equal(o.command[1], "-p");
 	cli_opts_free(&o);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Targets by cgroup: --cgroup (a cgroup v2 subtree, processes that enter it
+"""Targets: several -p processes with their descendants; by cgroup: --cgroup (a cgroup v2 subtree, processes that enter it
 later included) and --container (a container's id prefix, found in
 /proc/PID/cgroup). The tests make their own cgroups, named as podman names
 its containers' where a container is needed, and move the test driver into
@@ -164,6 +164,34 @@ def test_podman_container_by_id_prefix():
             finish(inside)
             finish(outside)
     check(calls_of(doc, "dlt_add") == 30000, f"--container {cid[:12]}: {calls_of(doc, 'dlt_add')} calls, want 30000")
+
+
+@modes("session", "multi")
+def test_pids_several_with_descendants():
+    """-p takes several processes and follows their descendants: a child already running
+    when the profile starts (bash's) and one forked later (the driver's fork mode) count,
+    a process outside does not."""
+    a = start_waiting_driver(["count", "10000"])
+    b = start_waiting_driver(["count", "20000"])
+    forker = start_waiting_driver(["fork", "1000"])
+    outside = start_waiting_driver(["count", "5000"])
+    # bash forks the driver (no exec: a command follows it), which inherits the pipes.
+    parent = subprocess.Popen(["bash", "-c", f"{DRIVER} --wait count 7000; true"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    procs = [a, b, forker, outside, parent]
+    try:
+        line = parent.stdout.readline()
+        check(line.startswith("ready "), f"bash's driver did not start: {line!r}")
+        prof = start_profiler(["--lib", LIB, "--func", "dlt_add", "-p", f"{a.pid},{b.pid}",
+                               "-p", str(parent.pid), "-p", str(forker.pid)])
+        for p in procs:
+            drive(p)
+        doc = stop_profiler(prof)
+    finally:
+        for p in procs:
+            finish(p)
+    want = 10000 + 20000 + 7000 + 2 * 1000
+    check(calls_of(doc, "dlt_add") == want, f"-p with descendants: {calls_of(doc, 'dlt_add')} calls, want {want}")
 
 
 if __name__ == "__main__":

@@ -97,18 +97,24 @@ static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t
 	return push_split(&o->excludes, arg, "exclude", err, err_sz);
 }
 
+/* -p 12,34 is -p 12 -p 34. */
 static int on_pid(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
-	char *end;
-	long v;
+	const char *p = arg;
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
-		return fail(err, err_sz, "-p: '%s' is not a process id", arg);
-	if (o->pid)
-		return fail(err, err_sz, "-p given twice: one process at a time");
-	o->pid = (pid_t)v;
+	do {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || v <= 0 || v > INT_MAX)
+			return fail(err, err_sz, "-p: '%s' is not a process id or a comma-separated list of them", arg);
+		if (o->nr_pids == TARGET_PIDS_MAX)
+			return fail(err, err_sz, "-p: at most %d processes", TARGET_PIDS_MAX);
+		o->pids[o->nr_pids++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
 	return 0;
 }
 
@@ -243,7 +249,7 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
 	{ CLI_PROFILE, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
 	{ CLI_PROFILE, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
-	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads)", on_pid, 0 },
+	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
 	{ CLI_PROFILE, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROFILE, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
 	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
@@ -359,9 +365,9 @@ static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err,
 		return 0;
 	if (!opts->libs.cnt)
 		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
-	if (opts->pid && opts->command)
+	if (opts->nr_pids && opts->command)
 		return fail(err, err_sz, "-p and a command exclude each other: profile one or the other");
-	if ((opts->cgroups.cnt || opts->containers.cnt) && (opts->pid || opts->command))
+	if ((opts->cgroups.cnt || opts->containers.cnt) && (opts->nr_pids || opts->command))
 		return fail(err, err_sz, "--cgroup and --container exclude -p and a command: profile one kind of target");
 	if (opts->cgroups.cnt + opts->containers.cnt > DLPROF_MAX_CGROUPS)
 		return fail(err, err_sz, "at most %d cgroups and containers at once", DLPROF_MAX_CGROUPS);

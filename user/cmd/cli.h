@@ -11,6 +11,7 @@
 
 #include "probe/probe_table.h"
 #include "trace/trace_block.h"
+#include "probe/target.h"
 #include "util/str_list.h"
 
 
@@ -32,7 +33,8 @@ struct profile_opts {
 	struct str_list excludes;	/* --exclude */
 	struct str_list cgroups;	/* --cgroup: cgroup v2 paths as given */
 	struct str_list containers;	/* --container: container id prefixes */
-	pid_t pid;			/* -p; 0: none */
+	pid_t pids[TARGET_PIDS_MAX];	/* -p, in order given */
+	size_t nr_pids;
 	double duration_s;		/* -d; 0: until the command exits or a signal */
 	double interval_s;		/* -i; 0: only at the end */
 	const char *events;		/* -e: comma-separated perf event names; NULL: the default set */

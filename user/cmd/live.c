@@ -239,8 +239,8 @@ static int run_loop(struct live *l, double start)
 		}
 		if (n > 0 && (fds[0].revents & POLLIN) && handle_signal(l))
 			return 0;
-		if (n > 0 && fds[1].fd >= 0 && (fds[1].revents & POLLIN))
-			return 0;	/* the -p process exited */
+		if (n > 0 && fds[1].fd >= 0 && (fds[1].revents & POLLIN) && !session__targets_alive(l->session))
+			return 0;	/* every -p process exited */
 		now = now_s();
 		if (deadline && now >= deadline) {
 			if (l->opts.command && !l->cmd_done)
@@ -359,7 +359,8 @@ static void session_opts_of(const struct profile_opts *o, const struct str_list 
 		.attach_mode = o->attach_mode,
 		.events = o->events,
 		.unwind_unsafe = o->unwind_unsafe,
-		.pid = o->pid,
+		.pids = o->pids,
+		.nr_pids = o->nr_pids,
 		.command = o->command,
 		.cgroups = l_cgroups->items,
 		.nr_cgroups = l_cgroups->cnt,
@@ -420,7 +421,8 @@ static int start_session(struct live *l)
 	if (!l->opts.command)
 		fprintf(stderr, "dlprof-bpf: profiling %zu functions in %zu libraries%s; Ctrl-C to stop\n",
 			tot.functions_attached, session__table(l->session)->nr_libs,
-			l->opts.pid ? "" : l->cgroups.cnt ? " in the target cgroups" : " in every process");
+			l->opts.nr_pids ? " in the processes and their descendants" :
+			l->cgroups.cnt ? " in the target cgroups" : " in every process");
 	return 0;
 }
 
@@ -489,9 +491,11 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 		       err == -ENOENT ? "command not found" : strerror(-err));
 		return err == -ENOENT ? 127 : 126;
 	}
-	if (l->opts.pid && target_pid_check(l->opts.pid)) {
-		errmsg("process %d not found", (int)l->opts.pid);
-		return 1;
+	for (size_t i = 0; i < l->opts.nr_pids; i++) {
+		if (target_pid_check(l->opts.pids[i])) {
+			errmsg("process %d not found", (int)l->opts.pids[i]);
+			return 1;
+		}
 	}
 	if (resolve_cgroups(l, msg, sizeof(msg))) {
 		errmsg("%s", msg);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -41,9 +42,16 @@ struct session {
 	struct session_totals tot;
 	int *event_fds;			/* nr_cpus * DLPROF_MAX_EVENTS */
 	size_t nr_event_fds;
-	int pid_fd;
+	int pid_fd;			/* epoll over pidfds: readable when a -p process exits */
+	int pidfds[TARGET_PIDS_MAX];	/* of opts.pids; -1 once gone */
 	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
 };
+
+/* Libraries are resolved as the first -p process sees them (its mount namespace). */
+static pid_t first_pid(const struct session *s)
+{
+	return s->opts.nr_pids ? s->opts.pids[0] : 0;
+}
 
 static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
 {
@@ -87,6 +95,8 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 		return NULL;
 	s->opts = *opts;
 	s->pid_fd = -1;
+	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
+		s->pidfds[i] = -1;
 	s->cmd = (struct launched_cmd){ .pid = -1, .go_fd = -1, .err_fd = -1 };
 	ret = choose_events(s, no_pmu, err, err_sz);
 	if (ret)
@@ -112,7 +122,7 @@ int session__prepare(struct session *s, char *err, size_t err_sz)
 	unsigned int flags = s->unwind_fix || s->opts.unwind_unsafe ? 0 : PROBE_TABLE_NO_UNWIND_FIX;
 	int ret;
 
-	ret = probe_table__build(&s->table, &s->opts.sel, s->opts.pid, flags, err, err_sz);
+	ret = probe_table__build(&s->table, &s->opts.sel, first_pid(s), flags, err, err_sz);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < s->table.nr_libs; i++) {
@@ -206,7 +216,7 @@ static int fill_cgroup_targets(struct session *s)
  */
 static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 {
-	bool filtered = s->opts.pid || s->opts.command;
+	bool filtered = s->opts.nr_pids || s->opts.command;
 	int nr_cpus = libbpf_num_possible_cpus();
 	struct attach_progs progs;
 	int err;
@@ -219,7 +229,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	s->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS :
 				       s->opts.nr_cgroups ? DLPROF_FILTER_CGROUPS : DLPROF_FILTER_ALL;
 	s->skel->rodata->nr_cgroups = (__u32)s->opts.nr_cgroups;
-	s->skel->rodata->follow_forks = s->opts.command != NULL;
+	s->skel->rodata->follow_forks = s->opts.command || s->opts.nr_pids;
 	s->skel->rodata->nr_events = (__u32)s->events.cnt;
 	for (size_t k = 0; k < s->events.cnt; k++)
 		s->skel->rodata->event_task[k] = s->events.ev[k]->task;
@@ -250,7 +260,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prog(s->skel->progs.dlprof_exit, &s->skel->links.dlprof_exit);
 	if (!err)
 		err = attach_prog(s->skel->progs.dlprof_switch, &s->skel->links.dlprof_switch);
-	if (!err && s->opts.command)
+	if (!err && (s->opts.command || s->opts.nr_pids))
 		err = attach_prog(s->skel->progs.dlprof_fork, &s->skel->links.dlprof_fork);
 	if (!err)
 		note_maps(s);
@@ -290,6 +300,43 @@ static int track_tgid(struct session *s, pid_t pid)
 	return 0;
 }
 
+/*
+ * The -p processes, watched for their exit, and their descendants: those
+ * alive now from /proc, those forked later by the fork program (attached
+ * at load, before this scan, so none falls between).
+ */
+static int track_pids(struct session *s, char *err, size_t err_sz)
+{
+	pid_t *desc = NULL;
+	size_t nr_desc = 0;
+	int ret;
+
+	s->pid_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->pid_fd < 0)
+		return fail(err, err_sz, -errno, "cannot watch the processes: %s", strerror(errno));
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		pid_t pid = s->opts.pids[i];
+		int fd = target_pid_watch(pid);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (__u32)i };
+
+		if (fd < 0)
+			return fail(err, err_sz, fd, "process %d not found", (int)pid);
+		s->pidfds[i] = fd;
+		if (epoll_ctl(s->pid_fd, EPOLL_CTL_ADD, fd, &ev))
+			return fail(err, err_sz, -errno, "cannot watch process %d: %s", (int)pid, strerror(errno));
+		ret = track_tgid(s, pid);
+		if (ret)
+			return fail(err, err_sz, ret, "cannot track process %d: %s", (int)pid, strerror(-ret));
+	}
+	ret = target_descendants(s->opts.pids, s->opts.nr_pids, &desc, &nr_desc);
+	for (size_t i = 0; i < nr_desc && !ret; i++)
+		ret = track_tgid(s, desc[i]);
+	free(desc);
+	if (ret)
+		return fail(err, err_sz, ret, "cannot follow the processes' descendants: %s", strerror(-ret));
+	return 0;
+}
+
 static int start_target(struct session *s, char *err, size_t err_sz)
 {
 	int ret;
@@ -300,13 +347,7 @@ static int start_target(struct session *s, char *err, size_t err_sz)
 			return fail(err, err_sz, ret, "cannot start %s: %s", s->opts.command[0], strerror(-ret));
 		return track_tgid(s, s->cmd.pid);
 	}
-	if (s->opts.pid) {
-		s->pid_fd = target_pid_watch(s->opts.pid);
-		if (s->pid_fd < 0)
-			return fail(err, err_sz, s->pid_fd, "process %d not found", (int)s->opts.pid);
-		return track_tgid(s, s->opts.pid);
-	}
-	return 0;
+	return s->opts.nr_pids ? track_pids(s, err, err_sz) : 0;
 }
 
 static int attach_all(struct session *s, char *err, size_t err_sz)
@@ -315,7 +356,8 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	double t0;
 	int ret;
 
-	s->attacher = attacher__new(s->mode, &progs, s->opts.pid);
+	/* Descendants have pids of their own: -p cannot filter the links by pid. */
+	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
 		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
 	t0 = now_s();
@@ -325,7 +367,7 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 		return ret;
 	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
 	if (s->unwind_fix || s->opts.unwind_unsafe) {
-		ret = unwind_hooks__attach(s->attacher, s->opts.pid, &s->tot.unwind_hooks);
+		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
 		if (ret)
 			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
@@ -373,6 +415,27 @@ int session__drain(struct session *s)
 int session__target_fd(const struct session *s)
 {
 	return s->pid_fd;
+}
+
+bool session__targets_alive(struct session *s)
+{
+	bool alive = false;
+
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		struct pollfd p = { .fd = s->pidfds[i], .events = POLLIN };
+
+		if (p.fd < 0)
+			continue;
+		if (poll(&p, 1, 0) == 1) {
+			/* Gone: out of the watch, so the epoll fd is not readable for it again. */
+			epoll_ctl(s->pid_fd, EPOLL_CTL_DEL, p.fd, NULL);
+			close(p.fd);
+			s->pidfds[i] = -1;
+			continue;
+		}
+		alive = true;
+	}
+	return alive;
 }
 
 pid_t session__command_pid(const struct session *s)
@@ -504,5 +567,8 @@ void session__free(struct session *s)
 	free(s->event_fds);
 	if (s->pid_fd >= 0)
 		close(s->pid_fd);
+	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
+		if (s->pidfds[i] >= 0)
+			close(s->pidfds[i]);
 	free(s);
 }

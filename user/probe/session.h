@@ -34,11 +34,12 @@ struct session_opts {
 	const char *events;		/* comma-separated perf events; NULL: the default set; "none" */
 	bool unwind_unsafe;		/* return probes even where unwinding cannot be repaired */
 	/*
-	 * Targets: a pid, a command to launch (NULL-terminated argv), cgroup v2
+	 * Targets: pids, a command to launch (NULL-terminated argv), cgroup v2
 	 * directories (their subtrees, absolute paths: probe/cgroup_target.h),
 	 * or none of them (every process).
 	 */
-	pid_t pid;
+	const pid_t *pids;		/* -p: followed into their descendants, present and later */
+	size_t nr_pids;
 	char **command;
 	char *const *cgroups;
 	size_t nr_cgroups;		/* at most DLPROF_MAX_CGROUPS */
@@ -103,8 +104,10 @@ int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz
 int session__poll_fd(const struct session *s);
 /* Records to the trace. 0 or the first write error (recording goes on, the loss counted). */
 int session__drain(struct session *s);
-/* The -p process's exit as a pollable fd; -1 without one. */
+/* Readable when a -p process exits; -1 without them. Then ask session__targets_alive(). */
 int session__target_fd(const struct session *s);
+/* Forgets the -p processes that exited: false once none is left. */
+bool session__targets_alive(struct session *s);
 
 /* The launched command's pid; -1 without one, or once it was reaped. */
 pid_t session__command_pid(const struct session *s);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "probe/target.h"
+#include "util/array.h"
 
 static void child_run(char **argv, pid_t parent, bool leave_running, int go_rd, int err_wr)
 {
@@ -247,4 +250,96 @@ int exit_status_of(int wstatus)
 	if (WIFSIGNALED(wstatus))
 		return 128 + WTERMSIG(wstatus);
 	return 1;
+}
+
+struct proc_parent {
+	pid_t pid, ppid;
+};
+
+/* Every process with its parent, from /proc/PID/stat (the comm may hold spaces and parentheses). */
+static int proc_parents(struct proc_parent **out, size_t *cnt)
+{
+	struct proc_parent *all = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *proc = opendir("/proc");
+
+	if (!proc)
+		return -errno;
+	while ((de = readdir(proc))) {
+		char path[300], buf[512], *close_paren;
+		int ppid, fd;
+		ssize_t len;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* it exited meanwhile */
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		close_paren = strrchr(buf, ')');
+		if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (ARRAY_RESERVE(all, cap, n + 1)) {
+			free(all);
+			closedir(proc);
+			return -ENOMEM;
+		}
+		all[n++] = (struct proc_parent){ .pid = atoi(de->d_name), .ppid = ppid };
+	}
+	closedir(proc);
+	*out = all;
+	*cnt = n;
+	return 0;
+}
+
+int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, size_t *cnt)
+{
+	struct proc_parent *all = NULL;
+	size_t n_all = 0, n = 0, cap = 0;
+	pid_t *found = NULL;
+	bool grew = true;
+	int err;
+
+	*out = NULL;
+	*cnt = 0;
+	err = proc_parents(&all, &n_all);
+	if (err)
+		return err;
+	/* Generation by generation: a process joins when its parent is a root or already found. */
+	while (grew && !err) {
+		grew = false;
+		for (size_t i = 0; i < n_all && !err; i++) {
+			bool parent_in = false, in = false;
+
+			for (size_t r = 0; r < nr_roots; r++) {
+				parent_in |= all[i].ppid == roots[r];
+				in |= all[i].pid == roots[r];
+			}
+			for (size_t k = 0; k < n; k++) {
+				parent_in |= all[i].ppid == found[k];
+				in |= all[i].pid == found[k];
+			}
+			if (!parent_in || in)
+				continue;
+			err = ARRAY_RESERVE(found, cap, n + 1);
+			if (!err) {
+				found[n++] = all[i].pid;
+				grew = true;
+			}
+		}
+	}
+	free(all);
+	if (err) {
+		free(found);
+		return err;
+	}
+	*out = found;
+	*cnt = n;
+	return 0;
 }

@@ -51,6 +51,16 @@ int target_pid_check(pid_t pid);
 /* A pollable fd that turns readable when pid exits (pidfd), or -errno. */
 int target_pid_watch(pid_t pid);
 
+/* -p takes at most this many processes. */
+#define TARGET_PIDS_MAX 64
+
+/*
+ * The processes descending from roots now (children, their children, ...),
+ * from the parent pids in /proc/PID/stat; roots themselves not included.
+ * *out is malloc'ed. 0 or -errno.
+ */
+int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, size_t *cnt);
+
 /* The tool's exit status for a child's wait status: its code, or 128+signal. */
 int exit_status_of(int wstatus);
 
