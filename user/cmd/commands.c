@@ -17,9 +17,9 @@ struct command {
 
 /* Every mode; anything else on the command line is the live mode's options. */
 static const struct command commands[] = {
-	{ "live", CLI_LIVE, cmd_live, "[live] --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]",
+	{ "live", CLI_LIVE, cmd_live, "[live] --lib LIB [options] [-p PID,... | --cgroup PATH | --container ID | -- COMMAND [ARGS...]]",
 	  "profile and print a summary table (the default)" },
-	{ "record", CLI_RECORD, cmd_record, "record -o DIR --lib LIB [options] [-p PID | -- COMMAND [ARGS...]]",
+	{ "record", CLI_RECORD, cmd_record, "record -o DIR --lib LIB [options] [-p PID,... | --cgroup PATH | --container ID | -- COMMAND [ARGS...]]",
 	  "profile like live and write every call to a trace directory (docs/trace-format.md)" },
 	{ "merge", CLI_MERGE, cmd_merge, "merge DIR|FILE.dlt -o FILE.dlt [--compress=none|zlib|zlib:LEVEL]",
 	  "merge a trace directory into one .dlt file ordered by time" },
@@ -47,7 +47,7 @@ void commands_print_help(FILE *out, enum cli_cmd id)
 	if (id == CLI_LIVE) {
 		fprintf(out, "       dlprof-bpf COMMAND [options]  (dlprof-bpf COMMAND --help)\n"
 			"Count and time the calls of a shared library's functions with uprobes.\n"
-			"Without -p or a command, every process that uses the library is profiled.\n\n"
+			"Without a target (-p, --cgroup, --container, a command), every process that uses\nthe library is profiled.\n\n"
 			"Commands:\n");
 		for (size_t i = 0; i < NR_COMMANDS; i++)
 			fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
