@@ -68,7 +68,7 @@ def first_difference(a, b):
 
 def func_in(doc, name, lib):
     for f in doc["functions"]:
-        if f["name"] == name and os.path.basename(f["lib"]).startswith(lib):
+        if name in (f["name"], f.get("mangled")) and os.path.basename(f["lib"]).startswith(lib):
             return f
     return None
 
