@@ -175,6 +175,40 @@ static void test_selection(void **state)
 	cli_opts_free(&o);
 }
 
+/* Globs match the symbol, its demangled form, and the aliases' (--no-demangle: symbols only). */
+static void test_selection_demangled(void **state)
+{
+	char *argv[] = { "dlprof-bpf", "-l", "x", "-f", "std::*,_ZN3dlx*", "-x", "*::_M_*", NULL };
+	char *argv_plain[] = { "dlprof-bpf", "--no-demangle", "-l", "x", "-f", "std::*", NULL };
+	char *no_aliases[] = { NULL };
+	char *cxx_alias[] = { "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKc", NULL };
+	struct probe_selection sel;
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(argv, &o, err), 0);
+	cli_selection(&o, &sel);
+	assert_false(sel.no_demangle);
+	/* std::__cxx11::basic_string<...>::append(char const*) */
+	assert_true(probe_table_selects(&sel, "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKc",
+					no_aliases));
+	assert_true(probe_table_selects(&sel, "_ZN3dlx5raiseEi", no_aliases));	/* the mangled form */
+	assert_true(probe_table_selects(&sel, "c_alias_name", cxx_alias));	/* an alias's demangled form */
+	assert_false(probe_table_selects(&sel, "deflate", no_aliases));
+	/* The exclude sees std::__cxx11::basic_string<...>::_M_append(char const*, unsigned long). */
+	assert_false(probe_table_selects(&sel, "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm",
+					 no_aliases));
+	cli_opts_free(&o);
+
+	assert_int_equal(parse(argv_plain, &o, err), 0);
+	cli_selection(&o, &sel);
+	assert_true(sel.no_demangle);
+	assert_false(probe_table_selects(&sel, "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKc",
+					 no_aliases));
+	cli_opts_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +219,7 @@ int main(void)
 		cmocka_unit_test(test_help_without_lib),
 		cmocka_unit_test(test_record_options),
 		cmocka_unit_test(test_selection),
+		cmocka_unit_test(test_selection_demangled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

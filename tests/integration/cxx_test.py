@@ -68,7 +68,7 @@ def first_difference(a, b):
 
 def func_in(doc, name, lib):
     for f in doc["functions"]:
-        if f["name"] == name and os.path.basename(f["lib"]).startswith(lib):
+        if name in (f["name"], f.get("mangled")) and os.path.basename(f["lib"]).startswith(lib):
             return f
     return None
 
@@ -254,6 +254,60 @@ def test_cxx_unsafe_without_repair_aborts():
     # expects it.
     slots = doc["unwind_slots"]
     check(slots >= 3 and slots % 3 == 0, f"unwind_slots {slots}: want 3 per unwinder entry")
+
+
+@modes("session")
+def test_cxx_demangled_names():
+    """libstdc++ profiled: the table and the JSON name its functions demangled (JSON keeps the
+    symbol as `mangled`), --func 'std::*' selects by the demangled name, the exact counts stay the
+    driver's; --no-demangle prints and matches the symbols only."""
+    require_bpf()
+    alone = run_alone(["stdlib"])
+    want = oracle(alone.stdout)
+    throwers = {n: v for n, v in want.items() if n.startswith("_ZSt")}
+    check(throwers, f"no std:: thrower in the oracle: {want}")
+    p, doc = profile(["stdlib"], [STDCXX], ["std::__throw_*"])
+    check(p.returncode == 0 and doc, f"--func 'std::__throw_*': rc {p.returncode}: {p.stderr[-300:]}")
+    bad = []
+    for name, (calls, _) in throwers.items():
+        f = func_in(doc, name, "libstdc++.so")
+        if not f:
+            bad.append(f"{name}: missing")
+            continue
+        if not f["name"].startswith("std::__throw_") or f.get("mangled") != name:
+            bad.append(f"{name}: name {f['name']!r}, mangled {f.get('mangled')!r}")
+        if f["calls"] != calls:
+            bad.append(f"{f['name']}: {f['calls']} calls, the driver made {calls}")
+    for f in doc["functions"]:
+        if not f["name"].startswith("std::__throw_"):
+            bad.append(f"{f['name']} selected by 'std::__throw_*'")
+    want_name = "std::__throw_out_of_range(char const*)"
+    if not any(f["name"] == want_name for f in doc["functions"]):
+        bad.append(f"no {want_name} in {[f['name'] for f in doc['functions']]}")
+    # The table: the demangled names, whole where they fit.
+    cmd = [a for a in base_args(["--lib", STDCXX, "--func", "std::__throw_out_of_range*"]) if a != "--json"]
+    t = subprocess.run(cmd + ["--", CXX_DRIVER, "stdlib"], capture_output=True, text=True, timeout=180)
+    if t.returncode != 0 or want_name not in t.stdout:
+        bad.append(f"table: rc {t.returncode}, no {want_name}: {t.stdout[-600:]!r} {t.stderr[-300:]!r}")
+    # --no-demangle: globs see the symbols only, and JSON names them as the library spells them.
+    nd = subprocess.run(base_args(["--no-demangle", "--lib", STDCXX, "--func", "std::*", "--", CXX_DRIVER,
+                                   "stdlib"]), capture_output=True, text=True, timeout=180)
+    if nd.returncode == 0 or "no function matched" not in nd.stderr:
+        bad.append(f"--no-demangle --func 'std::*': want no match: rc {nd.returncode} {nd.stderr[-300:]!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "profile.json")
+        nd = subprocess.run(base_args(["-o", out, "--no-demangle", "--lib", STDCXX, "--func", "_ZSt*__throw_*",
+                                       "--", CXX_DRIVER, "stdlib"]), capture_output=True, text=True, timeout=180)
+        nd_doc = json.load(open(out)) if nd.returncode == 0 else None
+    if nd_doc is None:
+        bad.append(f"--no-demangle --func '_ZSt*': rc {nd.returncode}: {nd.stderr[-300:]!r}")
+    else:
+        names = {f["name"]: f for f in nd_doc["functions"]}
+        for name, (calls, _) in throwers.items():
+            f = names.get(name)
+            if not f or f["calls"] != calls or "mangled" in f:
+                bad.append(f"--no-demangle: {name}: {f}")
+    check(not bad, "; ".join(bad))
 
 
 if __name__ == "__main__":

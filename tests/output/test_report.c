@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The printers: units, ordering, and the JSON schema of docs/json-output.md. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -156,6 +157,130 @@ static void test_entry_only(void **state)
 	free(json);
 }
 
+#define STR "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::"
+#define MID_A "std::vector<std::pair<unsigned long, std::__cxx11::basic_string<char> >, std::allocator<int> >::"
+#define ROW(name, n) { .lib = "/usr/lib/libstdc++.so.6", .func = name, .s = { .calls = n, .returns = n, .total_ns = n } }
+
+/* Long names sharing long prefixes, long suffixes, and both (they differ only in the middle). */
+static const struct report_row long_rows[] = {
+	ROW(STR "append(char const*)", 9),
+	ROW(STR "_M_append(char const*, unsigned long)", 8),
+	ROW(STR "_M_replace(unsigned long, unsigned long, char const*, unsigned long)", 7),
+	ROW(MID_A "reserve_a(unsigned long, std::pair<unsigned long, std::__cxx11::basic_string<char> > const&)", 6),
+	ROW(MID_A "reserve_b(unsigned long, std::pair<unsigned long, std::__cxx11::basic_string<char> > const&)", 5),
+	ROW(STR "swap(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&)", 4),
+	ROW("std::__throw_out_of_range(char const*)", 3),
+	ROW("memcpy", 2),
+};
+#define NR_LONG (sizeof(long_rows) / sizeof(long_rows[0]))
+
+static struct report_info wide_info;
+
+static void print_long_table(FILE *f)
+{
+	report_print_table(f, long_rows, NR_LONG, &info_fixture);
+}
+
+static void print_wide_table(FILE *f)
+{
+	wide_info = info_fixture;
+	wide_info.wide = true;
+	report_print_table(f, long_rows, NR_LONG, &wide_info);
+}
+
+/* The name cells of the table's rows, in order (the text before the library's column). */
+static size_t name_cells(char *table, char cells[][256], size_t max)
+{
+	size_t n = 0;
+
+	for (char *line = strtok(table, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+		char *lib = strstr(line, " libstdc++.so.6 ");
+		size_t len;
+
+		if (!lib || !strncmp(line, "FUNCTION", 8))
+			continue;
+		while (lib > line && lib[-1] == ' ')
+			lib--;
+		len = (size_t)(lib - line);
+		assert_true(len < 256);
+		memcpy(cells[n], line, len);
+		cells[n++][len] = '\0';
+	}
+	return n;
+}
+
+static void test_long_names_distinct(void **state)
+{
+	char cells[NR_LONG][256], *table = capture(print_long_table);
+	size_t n = name_cells(table, cells, NR_LONG);
+
+	(void)state;
+	assert_int_equal(n, NR_LONG);
+	for (size_t i = 0; i < n; i++) {
+		bool cut = strlen(long_rows[i].func) > 48;
+
+		/* Rows stay in the caller's order: cell i is row i. */
+		assert_int_equal(strstr(cells[i], "\u2026") != NULL, cut);
+		if (!cut)
+			assert_string_equal(cells[i], long_rows[i].func);
+		else {	/* a start and an end of the name */
+			const char *f = long_rows[i].func;
+			size_t lc = strlen(cells[i]), lf = strlen(f);
+
+			assert_int_equal(cells[i][0], f[0]);
+			assert_string_equal(cells[i] + lc - 5, f + lf - 5);
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(cells[i], cells[j]))
+				fail_msg("rows %zu and %zu both print '%s'", j, i, cells[i]);
+	}
+	assert_non_null(strstr(cells[0], "append(char const*)"));
+	free(table);
+}
+
+static void test_wide_names_whole(void **state)
+{
+	char *table = capture(print_wide_table);
+
+	(void)state;
+	for (size_t i = 0; i < NR_LONG; i++)
+		assert_non_null(strstr(table, long_rows[i].func));
+	assert_null(strstr(table, "\u2026"));
+	free(table);
+}
+
+static const struct report_row mangled_rows[] = {
+	{ .lib = "/lib/libdlcxx.so", .func = "dlx::raise(int)", .mangled = "_ZN3dlx5raiseEi", .s = { .calls = 2 } },
+	{ .lib = "/lib/libdlcxx.so", .func = "dlx_throw", .s = { .calls = 1 } },
+};
+
+static void print_mangled_json(FILE *f)
+{
+	assert_int_equal(report_print_json(f, mangled_rows, 2, &info_fixture), 0);
+}
+
+/* name: what people read; mangled: the symbol, only where it differs. */
+static void test_json_mangled(void **state)
+{
+	char *json = capture(print_mangled_json);
+	struct json_object *doc = json_tokener_parse(json), *funcs, *f, *v;
+
+	(void)state;
+	assert_non_null(doc);
+	assert_true(json_object_object_get_ex(doc, "functions", &funcs));
+	f = json_object_array_get_idx(funcs, 0);
+	assert_true(json_object_object_get_ex(f, "name", &v));
+	assert_string_equal(json_object_get_string(v), "dlx::raise(int)");
+	assert_true(json_object_object_get_ex(f, "mangled", &v));
+	assert_string_equal(json_object_get_string(v), "_ZN3dlx5raiseEi");
+	f = json_object_array_get_idx(funcs, 1);
+	assert_true(json_object_object_get_ex(f, "name", &v));
+	assert_string_equal(json_object_get_string(v), "dlx_throw");
+	assert_false(json_object_object_get_ex(f, "mangled", &v));
+	json_object_put(doc);
+	free(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +289,9 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_entry_only),
+		cmocka_unit_test(test_long_names_distinct),
+		cmocka_unit_test(test_wide_names_whole),
+		cmocka_unit_test(test_json_mangled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

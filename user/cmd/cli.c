@@ -260,6 +260,8 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
 	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md); the same as --format json", NULL, FLAG(json) },
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
+	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
+	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
 	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP, "format", 0, "NAME", "the output format: one of the formats below", on_format, 0 },
 	{ CLI_PROFILE, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
 	{ CLI_PROFILE, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
@@ -471,5 +473,6 @@ void cli_selection(const struct profile_opts *opts, struct probe_selection *sel)
 		.funcs = opts->funcs,
 		.excludes = opts->excludes,
 		.placement_entry = opts->placement_entry,
+		.no_demangle = opts->no_demangle,
 	};
 }

@@ -50,6 +50,8 @@ struct profile_opts {
 	const char *output;		/* -o: the summary file; for record, the trace directory */
 	double kill_after_s;		/* --kill-after: SIGTERM to SIGKILL when the profile stops the command */
 	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
+	bool no_demangle;		/* --no-demangle: symbols as the library spells them */
+	bool wide;			/* --wide: the table prints names whole */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */

@@ -16,6 +16,7 @@ _Static_assert(DLPROF_MAX_EVENTS <= EXPORT_MAX_COUNTERS, "an exported call holds
 
 struct dumper {
 	const struct trace_meta *m;
+	char **demangled;		/* per function id; NULL where the symbol does not demangle */
 	const char *events[DLPROF_MAX_EVENTS];
 	struct export_head head;
 	char unknown[32];
@@ -34,7 +35,7 @@ static void export_call_of(struct dumper *d, const struct call_record *r, struct
 		c->counters[k] = r->counters[k];
 	if (r->func_id < d->m->nr_funcs) {
 		c->lib = d->m->funcs[r->func_id].lib;
-		c->func = d->m->funcs[r->func_id].symbol;
+		c->func = d->demangled[r->func_id] ?: d->m->funcs[r->func_id].symbol;
 		return;
 	}
 	/* An id the metadata lacks: "" and "#<id>". */
@@ -52,6 +53,11 @@ static int dump(struct trace_input *in, const struct profile_opts *opts)
 	FILE *out = stdout;
 	int ret;
 
+	d.demangled = trace_demangled_names(d.m, opts->no_demangle);
+	if (!d.demangled) {
+		errmsg("out of memory");
+		return 1;
+	}
 	for (__u32 k = 0; k < d.m->nr_events; k++)
 		d.events[k] = d.m->events[k];
 	d.head = (struct export_head){ .events = d.events, .nr_events = d.m->nr_events,
@@ -66,6 +72,7 @@ static int dump(struct trace_input *in, const struct profile_opts *opts)
 	}
 	if (e->end && ret >= 0)
 		e->end(out, &d.head);
+	trace_demangled_names_free(d.demangled, d.m->nr_funcs);
 	if (ret < 0) {
 		errmsg("reading the trace failed: %s; try on a machine with more memory",
 			     strerror(-ret));

@@ -53,6 +53,7 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	const struct exporter *e = exporter_find(opts->format);
 	const struct trace_meta *m = trace_input__meta(in);
 	struct report_row *rows = NULL;
+	char **demangled = NULL;
 	struct report_info info;
 	struct trace_agg agg;
 	int ret, status = 1;
@@ -68,17 +69,20 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 		goto cleanup;
 	}
 	rows = calloc(m->nr_funcs ? m->nr_funcs : 1, sizeof(*rows));
-	if (!rows) {
+	demangled = trace_demangled_names(m, opts->no_demangle);
+	if (!rows || !demangled) {
 		errmsg("out of memory");
 		goto cleanup;
 	}
 	for (__u32 i = 0; i < m->nr_funcs; i++) {
 		rows[i].lib = m->funcs[i].lib;
-		rows[i].func = m->funcs[i].symbol;
+		rows[i].func = demangled[i] ?: m->funcs[i].symbol;
+		rows[i].mangled = demangled[i] ? m->funcs[i].symbol : NULL;
 		func_summary_build(&rows[i].s, &agg.stats[i], agg.calls[i]);
 	}
 	report_sort(rows, m->nr_funcs);
 	fill_info(m, &info);
+	info.wide = opts->wide;
 	if (e->summary(stdout, rows, m->nr_funcs, &info)) {
 		errmsg("out of memory");
 		goto cleanup;
@@ -94,6 +98,7 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	status = 0;
 cleanup:
 	free(rows);
+	trace_demangled_names_free(demangled, m->nr_funcs);
 	trace_agg__fini(&agg);
 	return status;
 }

@@ -88,6 +88,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 
 	for (size_t i = 0; i < n; i++)
 		l->rows[i] = (struct report_row){ .lib = l->funcs[i].lib, .func = l->funcs[i].func,
+						  .mangled = l->funcs[i].mangled,
 						  .s = l->funcs[i].s, .entry_only = l->funcs[i].entry_only };
 	for (size_t k = 0; k < t->nr_events; k++)
 		l->info.events[k] = t->events[k];
@@ -106,6 +107,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.probe_run_ns = t->probe_run_ns;
 	l->info.probe_runs = t->probe_runs;
 	l->info.drops = t->records_lost;
+	l->info.wide = l->opts.wide;
 }
 
 static int print_report(struct live *l, bool final)

@@ -2,11 +2,13 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd/commands.h"
 #include "cmd/trace_term.h"
+#include "elf/demangle.h"
 
 /* Damage lines beyond this many are counted, not listed. */
 #define DAMAGE_LINES_MAX 10
@@ -136,4 +138,20 @@ void trace_progress_done(struct trace_progress *p)
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = false;
+}
+
+char **trace_demangled_names(const struct trace_meta *m, bool no_demangle)
+{
+	char **names = calloc(m->nr_funcs ? m->nr_funcs : 1, sizeof(*names));
+
+	for (__u32 i = 0; names && !no_demangle && i < m->nr_funcs; i++)
+		names[i] = m->funcs[i].symbol ? demangle(m->funcs[i].symbol) : NULL;
+	return names;
+}
+
+void trace_demangled_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }

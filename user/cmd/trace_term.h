@@ -25,6 +25,15 @@ int trace_cmd_read(enum cli_cmd cmd, int argc, char **argv,
 		   int (*run)(struct trace_input *in, const struct profile_opts *opts));
 
 /*
+ * The trace keeps each function's symbol as the library spells it; the
+ * read commands demangle it as they read (elf/demangle.h). Per function
+ * id: the demangled name, NULL where the symbol does not demangle or
+ * no_demangle. NULL on out of memory.
+ */
+char **trace_demangled_names(const struct trace_meta *m, bool no_demangle);
+void trace_demangled_names_free(char **names, size_t n);
+
+/*
  * The damage an input showed, one line per place (the first few), then the
  * one-line losses summary when the trace is incomplete.
  */

@@ -33,7 +33,8 @@ struct func_summary {
 /* One probed function and what it did: what every front end reads. */
 struct func_profile {
 	const char *lib;		/* as the selection shows it (an absolute path) */
-	const char *func;
+	const char *func;		/* the demangled name where the symbol demangles, else the symbol */
+	const char *mangled;		/* the symbol when func is its demangled form; NULL otherwise */
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed */
 	struct func_summary s;
 };

@@ -96,12 +96,136 @@ static int event_index(const struct report_info *info, const char *name)
 	return -1;
 }
 
+/* Names longer than this are shortened in the middle unless --wide. */
+#define NAME_COLS_MAX	48
+#define ELLIPSIS	"\u2026"	/* one column on the terminal, three bytes */
+
+/*
+ * How the table shortens the names longer than width: name i keeps its
+ * first heads[i] bytes and its last width - 1 - heads[i], an ellipsis
+ * between. Each head is chosen so that what a name keeps shows where it
+ * differs from every other shortened name: two rows never print the same.
+ */
+struct name_cut {
+	int width;
+	int *heads;	/* per row; NULL: every name whole */
+};
+
+static bool cut_row(const struct report_row *r)
+{
+	return r->s.calls && strlen(r->func) > NAME_COLS_MAX;
+}
+
+static size_t common_prefix(const char *a, const char *b)
+{
+	size_t n = 0;
+
+	while (a[n] && a[n] == b[n])
+		n++;
+	return n;
+}
+
+static size_t common_suffix(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t n = 0;
+
+	while (n < la && n < lb && a[la - 1 - n] == b[lb - 1 - n])
+		n++;
+	return n;
+}
+
+/* Row i's common prefix and suffix with each other name that may be cut; returns how many. */
+static size_t overlaps(const struct report_row *rows, size_t n, size_t i, size_t (*pq)[2])
+{
+	size_t li = strlen(rows[i].func), m = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		if (j == i || !cut_row(&rows[j]) || !strcmp(rows[i].func, rows[j].func))
+			continue;
+		pq[m][0] = common_prefix(rows[i].func, rows[j].func);
+		pq[m][1] = common_suffix(rows[i].func, li, rows[j].func, strlen(rows[j].func));
+		m++;
+	}
+	return m;
+}
+
+/* Does a head h in width w keep a byte where the name differs from each of the others? */
+static bool head_tells_apart(const size_t (*pq)[2], size_t m, int w, int h)
+{
+	for (size_t k = 0; k < m; k++)
+		if ((long)w - 1 - (long)pq[k][1] <= h && (size_t)h <= pq[k][0])
+			return false;
+	return true;
+}
+
+/* The head nearest a third of w (the tail keeps the function's own name and parameters); -1: none. */
+static int choose_head(const size_t (*pq)[2], size_t m, int w)
+{
+	int pref = (w - 1) / 3;
+
+	for (int d = 0; d < 2 * w; d++) {
+		int h = d & 1 ? pref + (d + 1) / 2 : pref - d / 2;
+
+		if (h >= 1 && h <= w - 2 && head_tells_apart(pq, m, w, h))
+			return h;
+	}
+	return -1;
+}
+
+/*
+ * The narrowest width from NAME_COLS_MAX up at which every long name has
+ * a head that tells it apart (a wider column only keeps more of each
+ * name), then each name's head. On out of memory, names are printed whole.
+ */
+static struct name_cut choose_cut(const struct report_row *rows, size_t n, int longest)
+{
+	struct name_cut cut = { .width = NAME_COLS_MAX };
+	size_t (*pq)[2];
+
+	if (longest <= NAME_COLS_MAX)
+		return (struct name_cut){ .width = longest };
+	pq = calloc(n, sizeof(*pq));
+	cut.heads = calloc(n, sizeof(*cut.heads));
+	if (!pq || !cut.heads) {
+		free(pq);
+		free(cut.heads);
+		return (struct name_cut){ .width = longest };
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t m = cut_row(&rows[i]) ? overlaps(rows, n, i, pq) : 0;
+
+		while (m && cut.width < longest && choose_head(pq, m, cut.width) < 0)
+			cut.width++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t m = cut_row(&rows[i]) ? overlaps(rows, n, i, pq) : 0;
+
+		cut.heads[i] = choose_head(pq, m, cut.width);
+	}
+	free(pq);
+	return cut;
+}
+
+/* Row i's name in cut.width columns, shortened in the middle when longer. */
+static void print_name(FILE *out, const struct report_row *rows, size_t i, struct name_cut cut)
+{
+	const char *name = rows[i].func;
+	int len = (int)strlen(name), head = cut.heads ? cut.heads[i] : -1;
+
+	if (len <= cut.width || head < 0) {
+		fprintf(out, "%-*s", cut.width, name);
+		return;
+	}
+	fprintf(out, "%.*s" ELLIPSIS "%s", head, name, name + len - (cut.width - 1 - head));
+}
+
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
 	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
+	struct name_cut cut;
 	char t[6][24];
 
 	for (size_t i = 0; i < n; i++) {
@@ -116,8 +240,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		entry_only[rows[i].entry_only]++;
 		scaled |= rows[i].s.scaled != 0;
 	}
-	if (fw > 48)
-		fw = 48;
+	cut = info->wide ? (struct name_cut){ .width = fw } : choose_cut(rows, n, fw);
+	fw = cut.width;
 	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s %9s", fw, "FUNCTION", lw, "LIBRARY",
 		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", "ONCPU");
 	for (size_t k = 0; k < info->nr_events; k++)
@@ -141,7 +265,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		/* Never a 0 for a time nobody measured. */
 		for (int k = rows[i].entry_only != ENTRY_ONLY_NO ? 0 : 1; k < 6 && !s->returns; k++)
 			strcpy(t[k], "-");
-		fprintf(out, "%-*.*s %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s", fw, fw, rows[i].func,
+		print_name(out, rows, i, cut);
+		fprintf(out, " %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s",
 			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
 		for (size_t k = 0; k < info->nr_events; k++) {
 			char v[24] = "-";
@@ -165,6 +290,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			fprintf(out, "  %9" PRIu64, s->unwound);
 		fputc('\n', out);
 	}
+	free(cut.heads);
 	if (!shown)
 		fprintf(out, "(no calls)\n");
 	if (info->nr_events)
@@ -231,6 +357,8 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 		err |= add_u64(ctr, info->events[k], s->counters[k]);
 	err |= json_object_object_add(o, "lib", json_object_new_string(r->lib));
 	err |= json_object_object_add(o, "name", json_object_new_string(r->func));
+	if (r->mangled && strcmp(r->mangled, r->func))
+		err |= json_object_object_add(o, "mangled", json_object_new_string(r->mangled));
 	err |= add_u64(o, "calls", s->calls);
 	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only != ENTRY_ONLY_NO));
 	if (r->entry_only != ENTRY_ONLY_NO && (size_t)r->entry_only < NR_WHYS)

@@ -13,7 +13,8 @@
 
 struct report_row {
 	const char *lib;	/* absolute path */
-	const char *func;
+	const char *func;	/* demangled where it demangles */
+	const char *mangled;	/* the symbol when func is its demangled form; NULL otherwise */
 	struct func_summary s;
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
 };
@@ -38,6 +39,7 @@ struct report_info {
 	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
 	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
 	double elapsed_s;
+	bool wide;			/* the table prints names whole (--wide) */
 };
 
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */

@@ -78,7 +78,8 @@ int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
 		for (int c = 0; c < ncpu; c++)
 			calls += calls_cpu[c];
 		rows[id].lib = t->libs[t->funcs[id].lib].file->display;
-		rows[id].func = t->funcs[id].name;
+		rows[id].func = t->funcs[id].demangled ?: t->funcs[id].name;
+		rows[id].mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
 		rows[id].entry_only = t->funcs[id].entry_only;
 		func_summary_build(&rows[id].s, stats, calls);
 	}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "dlprof.h"
+#include "elf/demangle.h"
 #include "elf/elf_symbols.h"
 #include "util/file_io.h"
 #include "elf/probe_placement.h"
@@ -17,24 +18,49 @@
 #include "util/array.h"
 #include "elf/return_capture.h"
 
-static int any_name_matches(const char *pattern, const char *name, char *const *aliases)
+static int any_name_matches(const char *pattern, char *const *names, size_t n)
 {
-	if (!fnmatch(pattern, name, 0))
-		return 1;
-	for (size_t i = 0; aliases && aliases[i]; i++)
-		if (!fnmatch(pattern, aliases[i], 0))
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && !fnmatch(pattern, names[i], 0))
 			return 1;
 	return 0;
 }
 
-int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases)
+static int selects_names(const struct probe_selection *opts, char *const *names, size_t n)
 {
 	int keep = !opts->funcs.cnt;
 
 	for (size_t i = 0; i < opts->funcs.cnt && !keep; i++)
-		keep = any_name_matches(opts->funcs.items[i], name, aliases);
+		keep = any_name_matches(opts->funcs.items[i], names, n);
 	for (size_t i = 0; i < opts->excludes.cnt && keep; i++)
-		keep = !any_name_matches(opts->excludes.items[i], name, aliases);
+		keep = !any_name_matches(opts->excludes.items[i], names, n);
+	return keep;
+}
+
+int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases)
+{
+	size_t nr_aliases = 0, n;
+	char **names;
+	int keep;
+
+	while (aliases && aliases[nr_aliases])
+		nr_aliases++;
+	if (!opts->funcs.cnt && !opts->excludes.cnt)
+		return 1;
+	/* The symbols, then their demangled forms (NULL where a name does not demangle). */
+	n = (nr_aliases + 1) * (opts->no_demangle ? 1 : 2);
+	names = calloc(n, sizeof(*names));
+	if (!names)	/* out of memory: the symbol alone still selects */
+		return selects_names(opts, (char *[]){ (char *)name }, 1);
+	names[0] = (char *)name;
+	for (size_t i = 0; i < nr_aliases; i++)
+		names[1 + i] = aliases[i];
+	for (size_t i = nr_aliases + 1; i < n; i++)
+		names[i] = demangle(names[i - nr_aliases - 1]);
+	keep = selects_names(opts, names, n);
+	for (size_t i = nr_aliases + 1; i < n; i++)
+		free(names[i]);
+	free(names);
 	return keep;
 }
 
@@ -171,6 +197,7 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 			err = -ENOMEM;
 			break;
 		}
+		pf->demangled = opts->no_demangle ? NULL : demangle(f->name);
 		pf->lib = lib_idx;
 		pf->offset = offset;
 		pf->entry_only = ENTRY_ONLY_NO;
@@ -379,8 +406,10 @@ void probe_table__free(struct probe_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr_funcs; i++)
+	for (size_t i = 0; i < t->nr_funcs; i++) {
 		free(t->funcs[i].name);
+		free(t->funcs[i].demangled);
+	}
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		names_free(t->libs[i].unprobeable, t->libs[i].nr_unprobeable);
 		names_free(t->libs[i].entry_only, t->libs[i].nr_entry_only);

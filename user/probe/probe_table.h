@@ -22,6 +22,7 @@ struct probe_selection {
 	struct str_list funcs;		/* include globs (none: every function) */
 	struct str_list excludes;
 	bool placement_entry;		/* probes stay on the entry unless it cannot take one */
+	bool no_demangle;		/* --no-demangle: globs see and rows carry the symbols only */
 };
 
 struct probe_lib {
@@ -39,7 +40,8 @@ struct probe_lib {
 };
 
 struct probe_func {
-	char *name;
+	char *name;			/* the symbol (mangled) */
+	char *demangled;		/* elf/demangle.h's reading of it; NULL: none, or --no-demangle */
 	size_t lib;			/* index into libs */
 	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
 	enum entry_only_why entry_only;	/* no return probe, and why */
@@ -73,7 +75,11 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 		       unsigned int flags, char *err, size_t err_sz);
 void probe_table__free(struct probe_table *t);
 
-/* Whether a function named by these names passes the include/exclude globs. */
+/*
+ * Whether a function named by these names passes the include/exclude globs:
+ * a glob matches when it matches a symbol or (unless opts->no_demangle) its
+ * demangled form.
+ */
 int probe_table_selects(const struct probe_selection *opts, const char *name, char *const *aliases);
 
 #endif /* DLPROF_PROBE_TABLE_H */
