@@ -96,18 +96,10 @@ static int scratch_add(struct export_state *st, size_t *len, const char *name)
 	return 0;
 }
 
-static const char *comm_of(const struct export_head *h, uint32_t pid)
-{
-	for (size_t i = 0; i < h->nr_procs; i++)
-		if (h->procs[i].pid == pid && h->procs[i].comm && *h->procs[i].comm)
-			return h->procs[i].comm;
-	return NULL;
-}
-
 /* A thread met for the first time: its root stack "comm-pid;tid". */
 static struct thread *thread_new(struct export_state *st, const struct export_head *h, uint32_t pid, uint32_t tid)
 {
-	const char *comm = comm_of(h, pid);
+	const char *comm = export_comm(h, pid);
 	struct thread *t = calloc(1, sizeof(*t)), **slot;
 	char name[64];
 	size_t len = 0;

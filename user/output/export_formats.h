@@ -5,6 +5,11 @@
 
 #include "output/exporter.h"
 
+/* The file name of a path. */
+const char *export_base_name(const char *path);
+/* The command name h's metadata gives pid, or NULL. */
+const char *export_comm(const struct export_head *h, uint32_t pid);
+
 int perfetto_begin(FILE *out, struct export_head *h);
 void perfetto_record(FILE *out, const struct export_head *h, const struct export_call *c);
 void perfetto_loss(FILE *out, const struct export_head *h, const struct export_loss *l);

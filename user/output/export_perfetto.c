@@ -26,30 +26,6 @@ struct export_state {
 /* A process's key cannot be a thread's: no thread has tid 2^32 - 1. */
 #define PROC_KEY(pid) ((uint64_t)(pid) << 32 | 0xffffffffu)
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static const char *comm_of(const struct export_head *h, uint32_t pid)
-{
-	size_t lo = 0, hi = h->nr_procs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->procs[mid].pid == pid)
-			return h->procs[mid].comm && *h->procs[mid].comm ? h->procs[mid].comm : NULL;
-		if (h->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 static void event_start(FILE *out, struct export_state *s, const char *ph)
 {
 	fputs(s->any ? ",\n{\"ph\":\"" : "{\"ph\":\"", out);
@@ -71,7 +47,7 @@ static void name_track(FILE *out, struct export_state *s, const char *what, uint
 static void name_thread(FILE *out, const struct export_head *h, uint32_t pid, uint32_t tid)
 {
 	struct export_state *s = h->state;
-	const char *comm = comm_of(h, pid);
+	const char *comm = export_comm(h, pid);
 	uint64_t key = (uint64_t)pid << 32 | tid;
 	char name[64];
 	size_t v;
@@ -150,7 +126,7 @@ void perfetto_record(FILE *out, const struct export_head *h, const struct export
 	fputs("\"name\":", out);
 	export_json_string(out, c->func);
 	fputs(",\"cat\":", out);
-	export_json_string(out, *c->lib ? base_name(c->lib) : "?");
+	export_json_string(out, *c->lib ? export_base_name(c->lib) : "?");
 	fprintf(out, ",\"pid\":%u,\"tid\":%u,\"ts\":", c->pid, c->tid);
 	export_us(out, ts);
 	if (!flag) {

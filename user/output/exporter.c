@@ -8,11 +8,28 @@
 #include "output/export_formats.h"
 #include "output/report.h"
 
-static const char *base_name(const char *path)
+const char *export_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+const char *export_comm(const struct export_head *h, uint32_t pid)
+{
+	size_t lo = 0, hi = h->nr_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->procs[mid].pid == pid)
+			return h->procs[mid].comm && *h->procs[mid].comm ? h->procs[mid].comm : NULL;
+		if (h->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* RFC 4180: quote a field only when it holds a separator, a quote or a line break. */
@@ -63,7 +80,7 @@ static void text_record(FILE *out, const struct export_head *h, const struct exp
 	snprintf(ts, sizeof(ts), "%s%" PRIu64 ".%09" PRIu64, before ? "-" : "", mag / 1000000000,
 		 mag % 1000000000);
 	fprintf(out, "%16s %9s %7u %7u %4u  %*s%s (%s)", ts, dur, c->pid, c->tid, c->cpu,
-		2 * (int)c->depth, "", c->func, base_name(c->lib));
+		2 * (int)c->depth, "", c->func, export_base_name(c->lib));
 	if (timed(c)) {
 		report_format_ns(oncpu, sizeof(oncpu), c->oncpu_ns);
 		fprintf(out, " oncpu=%s", oncpu);
