@@ -154,6 +154,42 @@ static void test_record_options(void **state)
 	cli_opts_free(&o);
 }
 
+static int parse_cmd(enum cli_cmd cmd, char **argv, struct profile_opts *o, char *err)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return cli_parse_cmd(cmd, argc, argv, o, err, 256);
+}
+
+/* Each command takes the formats meant for it: export the trace formats, report and dump theirs. */
+static void test_export_formats(void **state)
+{
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse_cmd(CLI_EXPORT, ARGV("t.d"), &o, err), 0);
+	assert_string_equal(o.format, "perfetto");
+	assert_null(o.output);
+	assert_int_equal(parse_cmd(CLI_EXPORT, ARGV("t.d", "--format", "folded", "--weight", "oncpu", "-o", "f"),
+				   &o, err), 0);
+	assert_string_equal(o.weight, "oncpu");
+	assert_string_equal(o.output, "f");
+	assert_int_equal(parse_cmd(CLI_EXPORT, ARGV("t.d", "--format", "csv"), &o, err), -EINVAL);
+	assert_non_null(strstr(err, "does not apply to export"));
+	assert_int_equal(parse_cmd(CLI_EXPORT, ARGV("t.d", "--weight", "wall"), &o, err), -EINVAL);
+	assert_non_null(strstr(err, "--weight applies to --format folded"));
+	assert_int_equal(parse_cmd(CLI_REPORT, ARGV("t.d", "--format", "perfetto"), &o, err), -EINVAL);
+	assert_non_null(strstr(err, "export writes it"));
+	assert_int_equal(parse_cmd(CLI_DUMP, ARGV("t.d", "--format", "folded"), &o, err), -EINVAL);
+	assert_int_equal(parse_cmd(CLI_DUMP, ARGV("t.d", "--weight", "wall"), &o, err), -EINVAL);
+	assert_non_null(strstr(err, "belongs to"));
+	assert_int_equal(parse(ARGV("-l", "x", "--format", "folded"), &o, err), -EINVAL);
+	cli_opts_free(&o);
+}
+
 static void test_selection(void **state)
 {
 	char *argv[] = { "dlprof-bpf", "-l", "x", "-f", "foo_*,bar", "-x", "foo_debug*", NULL };
@@ -220,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_record_options),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_selection_demangled),
+		cmocka_unit_test(test_export_formats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

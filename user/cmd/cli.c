@@ -216,6 +216,14 @@ static int on_format(struct profile_opts *o, const char *arg, char *err, size_t 
 	return fail(err, err_sz, "--format: '%s' is not one of %s", arg, names);
 }
 
+static int on_weight(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "--weight: empty name; use wall, oncpu or a recorded event");
+	o->weight = arg;
+	return 0;
+}
+
 static int on_placement(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!strcmp(arg, "entry"))
@@ -260,13 +268,14 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
 	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md); the same as --format json", NULL, FLAG(json) },
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
-	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
+	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
 	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
-	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP, "format", 0, "NAME", "the output format: one of the formats below", on_format, 0 },
+	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "format", 0, "NAME", "the output format: one of the formats below (export: perfetto by default)", on_format, 0 },
+	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },
 	{ CLI_PROFILE, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
 	{ CLI_PROFILE, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
 	{ CLI_PROFILE, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
-	{ CLI_PROFILE | CLI_MERGE, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write", on_output, 0 },
+	{ CLI_PROFILE | CLI_MERGE | CLI_EXPORT, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write; export: the file to write (default: stdout)", on_output, 0 },
 	{ CLI_RECORD, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size, 0 },
 	{ CLI_RECORD, "compress", 0, "MODE", "record: zlib (default) or none", on_compress, 0 },
 	{ CLI_MERGE, "compress", 0, "MODE", "none, zlib (default) or zlib:LEVEL (1-9)", on_merge_compress, 0 },
@@ -277,7 +286,16 @@ static const struct cli_option options[] = {
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump" };
+static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump", "export" };
+
+unsigned int cli_format_uses(enum cli_cmd cmd)
+{
+	if (cmd & CLI_EXPORT)
+		return EXPORT_USE_TRACE;
+	if (cmd & CLI_DUMP)
+		return EXPORT_USE_DUMP;
+	return EXPORT_USE_SUMMARY;
+}
 
 const char *cli_cmd_name(enum cli_cmd cmd)
 {
@@ -439,7 +457,13 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 	}
 	/* The aliases name a format; whichever is given, both views agree. */
 	if (!opts->format)
-		opts->format = opts->json ? "json" : opts->csv ? "csv" : "text";
+		opts->format = cmd == CLI_EXPORT ? "perfetto" : opts->json ? "json" : opts->csv ? "csv" : "text";
+	if (!(exporter_find(opts->format)->uses & cli_format_uses(cmd)))
+		return fail(err, err_sz, "--format %s does not apply to %s (see 'dlprof-bpf %s --help')%s",
+			    opts->format, cli_cmd_name(cmd), cli_cmd_name(cmd),
+			    cmd == CLI_EXPORT ? "" : "; dlprof-bpf export writes it");
+	if (opts->weight && strcmp(opts->format, "folded"))
+		return fail(err, err_sz, "--weight applies to --format folded");
 	opts->json = !strcmp(opts->format, "json");
 	opts->csv = !strcmp(opts->format, "csv");
 	if (cmd & CLI_READ)

@@ -22,9 +22,10 @@ enum cli_cmd {
 	CLI_MERGE = 1 << 2,
 	CLI_REPORT = 1 << 3,
 	CLI_DUMP = 1 << 4,
+	CLI_EXPORT = 1 << 5,
 };
 #define CLI_PROFILE (CLI_LIVE | CLI_RECORD)
-#define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP)
+#define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP | CLI_EXPORT)
 #define CLI_ALL (CLI_PROFILE | CLI_READ)
 
 struct profile_opts {
@@ -60,6 +61,7 @@ struct profile_opts {
 	const char *input;		/* the trace directory or .dlt file */
 	bool csv;			/* dump --csv: --format csv */
 	const char *format;		/* --format: an exporter's name (output/exporter.h); "text" by default */
+	const char *weight;		/* export --weight: wall, oncpu or an event name; NULL: wall */
 	enum trace_compression comp;	/* merge --compress */
 	int comp_level;
 };
@@ -77,6 +79,8 @@ int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, cha
 int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz);
 /* The options of cmd, one line each, as --help shows them. */
 void cli_print_options(FILE *out, enum cli_cmd cmd);
+/* The uses (enum export_use) a command has for a format: what --format accepts there. */
+unsigned int cli_format_uses(enum cli_cmd cmd);
 /* The name a command is called by ("record"). */
 const char *cli_cmd_name(enum cli_cmd cmd);
 void cli_opts_free(struct profile_opts *opts);

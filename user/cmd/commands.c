@@ -27,6 +27,8 @@ static const struct command commands[] = {
 	  "the summary table of a recorded trace" },
 	{ "dump", CLI_DUMP, cmd_dump, "dump DIR|FILE.dlt [--csv]",
 	  "one line per recorded call, in time order (--csv)" },
+	{ "export", CLI_EXPORT, cmd_export, "export DIR|FILE.dlt [--format perfetto|folded] [--weight WHAT] [-o FILE]",
+	  "a recorded trace for other tools: Perfetto's timeline, flame graphs" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -56,13 +58,14 @@ void commands_print_help(FILE *out, enum cli_cmd id)
 	}
 	fprintf(out, "\nOptions:\n");
 	cli_print_options(out, id);
-	if (id & (CLI_PROFILE | CLI_REPORT | CLI_DUMP)) {
+	if (id & (CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT)) {
 		size_t n;
 		const struct exporter *e = exporter_table(&n);
 
 		fprintf(out, "\nFormats (--format):\n");
 		for (size_t i = 0; i < n; i++)
-			fprintf(out, "  %-8s %s\n", e[i].name, e[i].help);
+			if (e[i].uses & cli_format_uses(id))
+				fprintf(out, "  %-8s %s\n", e[i].name, e[i].help);
 	}
 }
 

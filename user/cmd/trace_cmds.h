@@ -7,5 +7,6 @@
 int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* DLPROF_TRACE_CMDS_H */

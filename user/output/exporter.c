@@ -5,13 +5,31 @@
 #include <json-c/json.h>
 
 #include "output/exporter.h"
+#include "output/export_formats.h"
 #include "output/report.h"
 
-static const char *base_name(const char *path)
+const char *export_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+const char *export_comm(const struct export_head *h, uint32_t pid)
+{
+	size_t lo = 0, hi = h->nr_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->procs[mid].pid == pid)
+			return h->procs[mid].comm && *h->procs[mid].comm ? h->procs[mid].comm : NULL;
+		if (h->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* RFC 4180: quote a field only when it holds a separator, a quote or a line break. */
@@ -41,10 +59,11 @@ static int text_summary(FILE *out, const struct report_row *rows, size_t n, cons
 	return 0;
 }
 
-static void text_begin(FILE *out, const struct export_head *h)
+static int text_begin(FILE *out, struct export_head *h)
 {
 	(void)h;
 	fprintf(out, "%16s %9s %7s %7s %4s  %s\n", "TIME(s)", "DURATION", "PID", "TID", "CPU", "FUNCTION");
+	return 0;
 }
 
 /* Seconds since the start of the recording, indented by depth: the call tree reads down. */
@@ -61,7 +80,7 @@ static void text_record(FILE *out, const struct export_head *h, const struct exp
 	snprintf(ts, sizeof(ts), "%s%" PRIu64 ".%09" PRIu64, before ? "-" : "", mag / 1000000000,
 		 mag % 1000000000);
 	fprintf(out, "%16s %9s %7u %7u %4u  %*s%s (%s)", ts, dur, c->pid, c->tid, c->cpu,
-		2 * (int)c->depth, "", c->func, base_name(c->lib));
+		2 * (int)c->depth, "", c->func, export_base_name(c->lib));
 	if (timed(c)) {
 		report_format_ns(oncpu, sizeof(oncpu), c->oncpu_ns);
 		fprintf(out, " oncpu=%s", oncpu);
@@ -106,7 +125,7 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 	return 0;
 }
 
-static void csv_begin(FILE *out, const struct export_head *h)
+static int csv_begin(FILE *out, struct export_head *h)
 {
 	fputs("ts_ns,dur_ns,pid,tid,cpu,lib,func,depth", out);
 	for (size_t k = 0; k < h->nr_events; k++) {
@@ -114,6 +133,7 @@ static void csv_begin(FILE *out, const struct export_head *h)
 		csv_field(out, h->events[k]);
 	}
 	fputs(",oncpu_ns\n", out);
+	return 0;
 }
 
 static void csv_record(FILE *out, const struct export_head *h, const struct export_call *c)
@@ -161,12 +181,41 @@ static void json_record(FILE *out, const struct export_head *h, const struct exp
 	json_object_put(o);
 }
 
+#define SUMMARY_DUMP (EXPORT_USE_SUMMARY | EXPORT_USE_DUMP)
+
 static const struct exporter exporters[] = {
-	{ "text", "aligned columns for people (the default)", text_summary, text_begin, text_record, NULL },
-	{ "csv", "comma-separated values with a header row (RFC 4180)", csv_summary, csv_begin, csv_record, NULL },
+	{ "text", "aligned columns for people (the default)", SUMMARY_DUMP, text_summary, text_begin,
+	  text_record, NULL, NULL },
+	{ "csv", "comma-separated values with a header row (RFC 4180)", SUMMARY_DUMP, csv_summary, csv_begin,
+	  csv_record, NULL, NULL },
 	{ "json", "JSON: one document for a summary (docs/json-output.md), one object per line for dump",
-	  json_summary, NULL, json_record, NULL },
+	  SUMMARY_DUMP, json_summary, NULL, json_record, NULL, NULL },
+	{ "perfetto", "Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing (docs/export-perfetto.md)",
+	  EXPORT_USE_TRACE, NULL, perfetto_begin, perfetto_record, perfetto_loss, perfetto_end },
+	{ "folded", "folded stacks for flamegraph.pl and speedscope, weighted by --weight (docs/export-folded.md)",
+	  EXPORT_USE_TRACE, NULL, folded_begin, folded_record, NULL, folded_end },
 };
+
+void export_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+void export_us(FILE *out, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+
+	fprintf(out, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+}
 
 const struct exporter *exporter_table(size_t *n)
 {
