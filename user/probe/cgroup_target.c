@@ -43,6 +43,28 @@ int cgroup2_mount(char *buf, size_t sz)
 	return ret;
 }
 
+int proc_cgroup2_path(pid_t pid, char *buf, size_t sz)
+{
+	char path[64], line[PATH_MAX + 8];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* The v2 line: hierarchy 0, no controllers ("0::/path"). */
+		if (strncmp(line, "0::/", 4))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		ret = (size_t)snprintf(buf, sz, "%s", line + 3) < sz ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 static bool is_cgroup2_dir(const char *path)
 {
 	struct statfs fs;
@@ -167,22 +189,11 @@ int cgroup_target_container(const char *prefix, char *out, size_t out_sz, char *
 	if (!proc)
 		return -errno;
 	while ((de = readdir(proc)) && m.nr_ids < 2) {
-		char file[300], line[PATH_MAX + 8];
-		FILE *f;
+		char cg[PATH_MAX];
 
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(file, sizeof(file), "/proc/%s/cgroup", de->d_name);
-		f = fopen(file, "re");
-		if (!f)
-			continue;	/* it exited meanwhile */
-		while (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			/* The v2 line: hierarchy 0, no controllers. */
-			if (!strncmp(line, "0::/", 4))
-				match_cgroup_path(line + 4, prefix, &m);
-		}
-		fclose(f);
+		/* A process that exited meanwhile has nothing to say. */
+		if (isdigit((unsigned char)de->d_name[0]) && !proc_cgroup2_path(atoi(de->d_name), cg, sizeof(cg)))
+			match_cgroup_path(cg + 1, prefix, &m);
 	}
 	closedir(proc);
 	if (!m.nr_ids) {

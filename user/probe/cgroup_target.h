@@ -9,6 +9,7 @@
 #define DLPROF_CGROUP_TARGET_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* At most this many cgroups per profile (a BPF cgroup array, checked in turn). */
 #define CGROUP_TARGETS_MAX 8
@@ -19,6 +20,9 @@
  * 0, -ENOENT when none is, or -errno.
  */
 int cgroup2_mount(char *buf, size_t sz);
+
+/* pid's cgroup v2 path, relative to the mount ("/system.slice/x.service"). 0, or -errno. */
+int proc_cgroup2_path(pid_t pid, char *buf, size_t sz);
 
 /*
  * spec: a cgroup v2 path, absolute (under the mount) or relative to the
