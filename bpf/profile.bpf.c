@@ -611,8 +611,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	if (calls)
 		__sync_fetch_and_add(calls, 1);
 	if (cookie & DLPROF_COOKIE_ENTRY_ONLY) {
-		/* Its return must not be hijacked (docs/live-mode.md): counted, never timed. */
-		struct frame once = { .func_id = id, .t0 = bpf_ktime_get_ns() };
+		/* Its return must not be hijacked (docs/live-mode.md): counted, never timed; the clock only for a record. */
+		struct frame once = { .func_id = id, .t0 = emit_records ? bpf_ktime_get_ns() : 0 };
 
 		emit(&once, tc ? tc->depth : 0, CALL_F_ENTRY_ONLY, 0, 0, NULL);
 		return 1;
