@@ -20,8 +20,6 @@ import re
 import subprocess
 import sys
 
-import yaml
-
 TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DLPROF = os.environ.get("DLPROF", "")
 DRIVER = os.environ.get("DLTEST_DRIVER", "")
@@ -122,6 +120,7 @@ def image():
 
 
 def k8s_docs(name):
+    import yaml  # Debian: python3-yaml; imported here so that --list needs nothing
     with open(os.path.join(K8S, name)) as f:
         return [d for d in yaml.safe_load_all(f) if d]
 
