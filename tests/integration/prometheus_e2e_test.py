@@ -13,14 +13,11 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -33,30 +30,6 @@ import pkgtest  # noqa: E402
 FUNC = "dlt_sleep_ms"
 QUERY = f'sum(dlprof_calls_total{{function="{FUNC}"}})'
 SAMPLED = f'dlprof_calls_total{{function="{FUNC}",sampled="true"}}'
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url, timeout=5):
-    """(status, body); status 0 when nothing answers."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
-    except (urllib.error.URLError, ConnectionError, socket.timeout):
-        return 0, ""
-
-
-def require_agent():
-    p = subprocess.run([DLPROF, "--help"], capture_output=True, text=True)
-    commands = p.stdout.split("Commands:")[1].split("\n\n")[0] if "Commands:" in p.stdout else ""
-    if not any(line.split()[:1] == ["agent"] for line in commands.splitlines()):
-        raise Skip("dlprof-bpf has no agent command yet")
 
 
 def container_logs(name):
@@ -81,7 +54,7 @@ def agent_container(port):
         deadline = time.monotonic() + 60
         status = 0
         while time.monotonic() < deadline:
-            status, _ = http_get(f"http://127.0.0.1:{port}/healthz")
+            status, _ = pkgtest.http_get(f"http://127.0.0.1:{port}/healthz")
             if status == 200:
                 break
             check(status in (0, 503), f"/healthz answered {status}")
@@ -103,7 +76,7 @@ def agent_container(port):
 @contextlib.contextmanager
 def prometheus(target):
     """Debian's Prometheus server with its own configuration and storage, scraping target every second."""
-    port = free_port()
+    port = pkgtest.free_port()
     with tempfile.TemporaryDirectory(prefix="dlprof-prom.") as tmp:
         config = os.path.join(tmp, "prometheus.yml")
         with open(config, "w") as f:
@@ -116,7 +89,7 @@ def prometheus(target):
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 60
-            while http_get(f"{url}/-/ready")[0] != 200:
+            while pkgtest.http_get(f"{url}/-/ready")[0] != 200:
                 log.seek(0)
                 check(prom.poll() is None and time.monotonic() < deadline, f"prometheus did not start: {log.read()[-2000:]}")
                 time.sleep(0.2)
@@ -133,7 +106,7 @@ def prometheus(target):
 
 def promql(url, query):
     """The query's instant vector through /api/v1/query: [(labels, value)]."""
-    status, body = http_get(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": query}))
+    status, body = pkgtest.http_get(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": query}))
     check(status == 200, f"/api/v1/query {query}: {status} {body[:500]}")
     doc = json.loads(body)
     check(doc["status"] == "success", f"{query}: {doc}")
@@ -162,10 +135,13 @@ def run_workload(calls):
 
 @modes("session")
 def test_prometheus_scrape_exact_count():
-    require_agent()
+    try:
+        pkgtest.require_agent(DLPROF)
+    except pkgtest.Skip as e:
+        raise Skip(str(e))
     for tool in ("podman", "runc", "prometheus", "promtool"):
         check(shutil.which(tool), f"{tool} is not installed: run scripts/deps")
-    port = free_port()
+    port = pkgtest.free_port()
     with agent_container(port), prometheus(f"127.0.0.1:{port}") as url:
         check(wait_for_value(url, 'up{job="dlprof"}', 1.0) == 1.0, "Prometheus does not reach the agent")
         want = run_workload(1500)
@@ -177,7 +153,7 @@ def test_prometheus_scrape_exact_count():
         series = promql(url, f'dlprof_calls_total{{function="{FUNC}"}}')
         check(all(os.path.basename(LIB) in s["lib"] for s, _ in series), f"lib labels: {series}")
         check(not promql(url, SAMPLED), f"{FUNC} was sampled, its count is an estimate: {promql(url, SAMPLED)}")
-        status, text = http_get(f"http://127.0.0.1:{port}/metrics")
+        status, text = pkgtest.http_get(f"http://127.0.0.1:{port}/metrics")
         check(status == 200, f"/metrics answered {status}")
         lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
         check(lint.returncode == 0 and not lint.stdout.strip() and not lint.stderr.strip(),

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import pkgtest
 from pkgtest import check, needs_bpf
@@ -155,6 +156,68 @@ def test_unit_caps_each_needed():
             print(f"without {cap}: exit {rc}: {lines[-1] if lines else err.strip()}")
             check(rc != 0 and pkgtest.calls_of(doc, "dlt_add") == 0, f"without {cap} the profile still worked")
             check(lines, f"without {cap}: exit {rc} with no message: {err!r}")
+
+
+def unit_exec_start(unit_text, root, args):
+    """The unit's ExecStart as argv: the unpacked binary, $DLPROF_AGENT_ARGS expanded to args."""
+    line = re.search(r"^ExecStart=(.*)$", unit_text, re.M).group(1).split()
+    out = []
+    for word in line:
+        if word == "$DLPROF_AGENT_ARGS":
+            out += args
+        else:
+            out.append(os.path.join(root, word.lstrip("/")) if word == "/usr/sbin/dlprof-bpf" else word)
+    return out
+
+
+@needs_bpf
+def test_unit_runs_the_agent():
+    """The unit's command, environment variables and capabilities, as user nobody: /healthz
+    answers 200, /metrics counts a workload's calls exactly, SIGTERM exits 0."""
+    caps = unit_caps()
+    with unpacked() as root, pkgtest.driver_copy() as (driver, libdir):
+        binary = os.path.join(root, "usr/sbin/dlprof-bpf")
+        pkgtest.require_agent(binary)
+        unit = open(os.path.join(root, UNIT)).read()
+        port = pkgtest.free_port()
+        env = dict(os.environ, DLPROF_AGENT_LIBS=os.path.join(libdir, os.path.basename(pkgtest.LIB)),
+                   DLPROF_AGENT_LISTEN=f"127.0.0.1:{port}")
+        log = tempfile.TemporaryFile("w+")
+        agent = subprocess.Popen(setpriv_caps(caps) + unit_exec_start(unit, root, ["--func", "dlt_sleep_ms"]),
+                                 stderr=log, text=True, env=env)
+
+        def agent_log():
+            log.seek(0)
+            return log.read()[-3000:]
+        try:
+            deadline = time.monotonic() + 60
+            while pkgtest.http_get(f"http://127.0.0.1:{port}/healthz")[0] != 200:
+                if agent.poll() is not None:
+                    raise AssertionError(f"the agent exited {agent.returncode}: {agent_log()}")
+                check(time.monotonic() < deadline, "/healthz never answered 200 in 60 s")
+                time.sleep(0.2)
+            # 1 ms per call keeps the function inside the default budget: probed, exact.
+            p = subprocess.run([driver, "sleep", "1", "500"], capture_output=True, text=True,
+                               env=dict(os.environ, LD_LIBRARY_PATH=libdir), timeout=60)
+            want = int(re.search(r"^dltest: calls (\d+)$", p.stderr, re.M).group(1))
+            got = None
+            while time.monotonic() < deadline + 30:
+                text = pkgtest.http_get(f"http://127.0.0.1:{port}/metrics")[1]
+                got = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                          if line.startswith("dlprof_calls_total{") and 'function="dlt_sleep_ms"' in line)
+                if got == want:
+                    break
+                time.sleep(0.5)
+            check(got == want, f"dlprof_calls_total: {got}, the workload made {want} calls")
+            agent.terminate()
+            agent.wait(timeout=60)
+            if agent.returncode != 0:
+                raise AssertionError(f"the agent exited {agent.returncode} on SIGTERM: {agent_log()}")
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+            log.close()
 
 
 if __name__ == "__main__":

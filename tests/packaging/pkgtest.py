@@ -230,6 +230,35 @@ def calls_of(doc, name):
     return sum(f["calls"] for f in (doc or {}).get("functions", []) if f["name"] == name)
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=5):
+    """(status, body); status 0 when nothing answers."""
+    import socket
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+    except (urllib.error.URLError, ConnectionError, socket.timeout):
+        return 0, ""
+
+
+def require_agent(binary):
+    """Skip while the binary's command table has no agent."""
+    p = subprocess.run([binary, "--help"], capture_output=True, text=True)
+    commands = p.stdout.split("Commands:")[1].split("\n\n")[0] if "Commands:" in p.stdout else ""
+    if not any(line.split()[:1] == ["agent"] for line in commands.splitlines()):
+        raise Skip("dlprof-bpf has no agent command yet")
+
+
 def needs_bpf(fn):
     fn.needs_bpf = True
     return fn
