@@ -130,9 +130,19 @@ def agent_container():
     return ds["spec"]["template"]["spec"], ds["spec"]["template"]["spec"]["containers"][0]
 
 
+def podman_memory(quantity):
+    """A Kubernetes memory quantity (binary suffixes) as podman's --memory (k, m, g are binary there)."""
+    for suffix, unit in (("Ki", "k"), ("Mi", "m"), ("Gi", "g")):
+        if quantity.endswith(suffix):
+            return quantity[:-2] + unit
+    check(quantity.isdigit(), f"memory limit {quantity}: only Ki, Mi, Gi or bytes are understood here")
+    return quantity
+
+
 def podman_args_like_daemonset(env_override=None):
     """podman run arguments that give a container what the DaemonSet gives the agent:
-    the host's PIDs, the same capabilities, seccomp, read-only root, mounts and environment."""
+    the host's PIDs, the same capabilities, seccomp, read-only root, mounts, resource limits
+    and environment."""
     pod, c = agent_container()
     sc = c["securityContext"]
     args = []
@@ -159,6 +169,12 @@ def podman_args_like_daemonset(env_override=None):
             args += ["-v", f"{v['hostPath']['path']}:{m['mountPath']}" + (":ro" if m.get("readOnly") else "")]
         elif "emptyDir" in v:
             args += ["--tmpfs", m["mountPath"]]
+    limits = c.get("resources", {}).get("limits", {})
+    if "memory" in limits:
+        args += ["--memory", podman_memory(limits["memory"])]
+    if "cpu" in limits:
+        cpu = str(limits["cpu"])
+        args += ["--cpus", str(int(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu))]
     env = {e["name"]: e["value"] for e in c.get("env", []) if "value" in e}
     env.update(env_override or {})
     for k, v in env.items():
