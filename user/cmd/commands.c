@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/cmd_top.h"
 #include "cmd/live.h"
 #include "cmd/trace_cmds.h"
 #include "output/exporter.h"
@@ -21,6 +22,8 @@ static const struct command commands[] = {
 	  "profile and print a summary table (the default)" },
 	{ "record", CLI_RECORD, cmd_record, "record -o DIR --lib LIB [options] [-p PID,... | --cgroup PATH | --container ID | -- COMMAND [ARGS...]]",
 	  "profile like live and write every call to a trace directory (docs/trace-format.md)" },
+	{ "top", CLI_TOP, cmd_top, "top --lib LIB [options] [-p PID,... | --cgroup PATH | --container ID | -- COMMAND [ARGS...]]",
+	  "profile like live, shown full-screen and refreshed every second (docs/top.md)" },
 	{ "merge", CLI_MERGE, cmd_merge, "merge DIR|FILE.dlt -o FILE.dlt [--compress=none|zlib|zlib:LEVEL]",
 	  "merge a trace directory into one .dlt file ordered by time" },
 	{ "report", CLI_REPORT, cmd_report, "report DIR|FILE.dlt [--json]",
