@@ -101,6 +101,14 @@ static void cell_ns(char *buf, size_t sz, const struct func_delta *d, uint64_t n
 		report_format_ns(buf, sz, ns);
 }
 
+/* A counter's column: as wide as its header, "EVENT/call". */
+static int counter_cols(const char *event)
+{
+	int w = (int)strlen(event) + 5;
+
+	return w > NUM_COLS ? w : NUM_COLS;
+}
+
 /* One function's line: the interval's numbers, then the total calls, then the name. */
 static void format_row(char *line, size_t sz, const struct top *t, const struct interval_func *f, int name_cols)
 {
@@ -125,7 +133,7 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 			report_format_count(cell, sizeof(cell), (double)d->counters[k] / (double)d->returns);
 		else
 			snprintf(cell, sizeof(cell), "-");
-		off += (size_t)snprintf(line + off, sz - off, " %*s", NUM_COLS, cell);
+		off += (size_t)snprintf(line + off, sz - off, " %*s", counter_cols(t->info->events[k]), cell);
 	}
 	if (off < sz)
 		snprintf(line + off, sz - off, "  %-*.*s", name_cols, name_cols, f->row->func);
@@ -150,8 +158,8 @@ static void draw(struct top *t)
 	off = (size_t)snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s", NUM_COLS, "CALLS/s", NUM_COLS, "P50",
 			       NUM_COLS, "P99", NUM_COLS, "ONCPU", NUM_COLS, "CALLS");
 	for (size_t k = 0; k < t->info->nr_events && off < sizeof(line); k++) {
-		snprintf(hdr, sizeof(hdr), "%.*s/call", NUM_COLS - 5, t->info->events[k]);
-		off += (size_t)snprintf(line + off, sizeof(line) - off, " %*s", NUM_COLS, hdr);
+		snprintf(hdr, sizeof(hdr), "%.64s/call", t->info->events[k]);
+		off += (size_t)snprintf(line + off, sizeof(line) - off, " %*s", counter_cols(t->info->events[k]), hdr);
 	}
 	name_cols = cols - (int)off - 2 > NAME_MIN_COLS ? cols - (int)off - 2 : NAME_MIN_COLS;
 	if (off < sizeof(line))
