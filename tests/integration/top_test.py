@@ -90,10 +90,10 @@ def test_top_tmux():
             check(int(r2[f][4]) > int(r1[f][4]), f"{f}: total calls did not grow: {r1[f]} then {r2[f]}")
         nap, sleep = r2["dlt_nap"], r2["dlt_sleep_ms"]
         # Rates over the last second: ~33/s for 30 ms sleeps; naps of 1 ms, far more.
-        check(20 <= float(sleep[0]) <= 40, f"dlt_sleep_ms calls/s {sleep[0]}")
+        check(10 <= float(sleep[0]) <= 40, f"dlt_sleep_ms calls/s {sleep[0]}")
         check(float(nap[0]) > 3 * float(sleep[0]), f"dlt_nap calls/s {nap[0]} vs sleeps {sleep[0]}")
         # The interval's percentiles: a 30 ms sleep's, a 1 ms nap's.
-        check(29e6 <= ns(sleep[1]) <= 40e6 and ns(sleep[1]) <= ns(sleep[2]), f"dlt_sleep_ms p50/p99 {sleep[1:3]}")
+        check(29e6 <= ns(sleep[1]) <= 60e6 and ns(sleep[1]) <= ns(sleep[2]), f"dlt_sleep_ms p50/p99 {sleep[1:3]}")
         check(0.9e6 <= ns(nap[1]) <= 10e6, f"dlt_nap p50 {nap[1]}")
         check(float(sleep[3].rstrip("%")) < 10, f"a sleeping call on a CPU {sleep[3]}")
         # Sorted by calls/s first; p sorts by p99, c back.

@@ -189,8 +189,14 @@ static int top_check(void *ctx)
 static int top_start(void *ctx)
 {
 	struct top *t = ctx;
+	int err = term_screen_enter(&t->screen, STDIN_FILENO, stdout);
 
-	return term_screen_enter(&t->screen, STDIN_FILENO, stdout);
+	/* Rates need a whole interval: the first screen waits for it. */
+	if (!err) {
+		fputs("\033[H\033[Jdlprof-bpf top: probes attached, the first interval follows\r\n", stdout);
+		fflush(stdout);
+	}
+	return err;
 }
 
 static void top_tick(void *ctx, const struct interval_head *h, const struct interval_func *funcs, size_t n,

@@ -541,8 +541,6 @@ static int run_view(struct live *l, double start)
 		errmsg("cannot set up the terminal: %s", strerror(-err));
 		return err;
 	}
-	/* The first screen at once, the deltas since the attach. */
-	print_report(l, false);
 	err = run_loop(l, start);
 	l->view->stop(l->view->ctx);
 	return err;
