@@ -276,6 +276,7 @@ static void test_top_and_html(void **state)
 	assert_string_equal(o.input, "trace.d");
 	cli_opts_free(&o);
 	expect_error(ARGV("-l", "x", "-i", "1", "--html", "p.html"), "--html writes one page");
+	expect_error(ARGV("-l", "x", "--html", "p.html", "--json"), "exclude each other");
 }
 
 int main(void)

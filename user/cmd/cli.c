@@ -469,6 +469,8 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 		return fail(err, err_sz, "--format %s does not apply to %s (see 'dlprof-bpf %s --help')%s",
 			    opts->format, cli_cmd_name(cmd), cli_cmd_name(cmd),
 			    cmd == CLI_EXPORT ? "" : "; dlprof-bpf export writes it");
+	if (!strcmp(opts->format, "html") && (opts->json || opts->csv))
+		return fail(err, err_sz, "--html and --%s exclude each other: one output format", opts->json ? "json" : "csv");
 	if (opts->weight && strcmp(opts->format, "folded"))
 		return fail(err, err_sz, "--weight applies to --format folded");
 	opts->json = !strcmp(opts->format, "json");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "output/report_html.h"
@@ -23,7 +24,8 @@ static const char page_css[] =
 	"th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
 	"td.name,td.lib{text-align:left;white-space:normal;max-width:420px;overflow-wrap:anywhere}"
 	"td.lib{color:#666;font-size:12px}svg text{font-size:9px;fill:#555}"
-	"rect.bar{fill:#3b7dd8}rect.bin{fill:#d8563b}";
+	"rect.bar{fill:#3b7dd8}rect.bin{fill:#d8563b}line.p50,line.p99{stroke-width:1;stroke-dasharray:2 2}"
+	"line.p50{stroke:#2a9d4b}line.p99{stroke:#c0392b}";
 
 /*
  * Sorting: a header click sorts by its column (numbers largest first, names
@@ -109,8 +111,19 @@ static void count_cell(FILE *out, const char *key, uint64_t v)
 	num_cell(out, key, true, (double)v, buf);
 }
 
+/* A percentile as a line through the middle of its bucket. */
+static void mark(FILE *out, const char *what, uint32_t first, double w, uint64_t ns)
+{
+	double x = ((double)hist_bucket(ns) - first + 0.5) * w;
+	char buf[32];
+
+	report_format_ns(buf, sizeof(buf), ns);
+	fprintf(out, "<line class=\"%s\" x1=\"%.2f\" x2=\"%.2f\" y1=\"0\" y2=\"%d\"><title>%s %s</title></line>",
+		what, x, x, HIST_H, what, buf);
+}
+
 /* The timed calls' wall times, bucket by bucket (equal widths: the buckets are log-linear, so is the axis). */
-static void hist_svg(FILE *out, const __u64 *hist)
+static void hist_svg(FILE *out, const __u64 *hist, uint64_t p50_ns, uint64_t p99_ns)
 {
 	uint32_t first = HIST_BUCKETS, last = 0;
 	uint64_t top = 0;
@@ -132,7 +145,8 @@ static void hist_svg(FILE *out, const __u64 *hist)
 	fprintf(out, "<svg class=\"hist\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">", HIST_W,
 		HIST_H + HIST_LABEL_H, HIST_W, HIST_H + HIST_LABEL_H);
 	for (uint32_t b = first; b <= last; b++) {
-		double h = hist[b] ? 1 + (HIST_H - 1) * (double)hist[b] / (double)top : 0;
+		/* Heights on a log scale: one slow call in a million stays visible beside the mode. */
+		double h = 1 + (HIST_H - 1) * log1p((double)hist[b]) / log1p((double)top);
 
 		if (!hist[b])
 			continue;
@@ -143,6 +157,8 @@ static void hist_svg(FILE *out, const __u64 *hist)
 			(b - first) * w, HIST_H - h, w > 1.5 ? w - 0.5 : w, h, (uint64_t)hist[b], lo, hi,
 			(uint64_t)hist[b]);
 	}
+	mark(out, "p50", first, w, p50_ns);
+	mark(out, "p99", first, w, p99_ns);
 	report_format_ns(lo, sizeof(lo), hist_bucket_low(first));
 	report_format_ns(hi, sizeof(hi), hist_bucket_low(last) + hist_bucket_width(last) - 1);
 	fprintf(out, "<text x=\"0\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text></svg>",
@@ -158,7 +174,9 @@ static void table_head(FILE *out, const struct report_info *info)
 		{ "oncpu", "num", "On-CPU %" },
 	};
 
-	fputs("<h2>Functions</h2>\n<table id=\"funcs\"><thead><tr>", out);
+	fputs("<h2>Functions</h2>\n<p class=\"facts\">Times are wall time from entry to return; counters per timed "
+	      "call. Histograms: one bar per non-empty log-linear bucket (16 per power of two), dashed lines at "
+	      "P50 (green) and P99 (red). Click a header to sort.</p>\n<table id=\"funcs\"><thead><tr>", out);
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		fprintf(out, "<th data-key=\"%s\" data-type=\"%s\">%s</th>", cols[i].key, cols[i].type, cols[i].label);
 	for (size_t k = 0; k < info->nr_events; k++) {
@@ -187,8 +205,10 @@ static void table_row(FILE *out, const struct report_row *r, const struct report
 	html_escape(out, r->func);
 	fputs("</td><td class=\"lib\" data-v=\"", out);
 	html_escape(out, r->lib);
-	fputs("\">", out);
+	fputs("\" title=\"", out);
 	html_escape(out, r->lib);
+	fputs("\">", out);
+	html_escape(out, strrchr(r->lib, '/') ? strrchr(r->lib, '/') + 1 : r->lib);
 	fputs("</td>", out);
 	count_cell(out, "calls", s->calls);
 	if (r->entry_only != ENTRY_ONLY_NO && !s->returns)
@@ -211,7 +231,7 @@ static void table_row(FILE *out, const struct report_row *r, const struct report
 		num_cell(out, "ev", timed, per, buf);
 	}
 	fprintf(out, "<td class=\"hist\" data-v=\"%" PRIu64 "\">", s->returns);
-	hist_svg(out, r->hist);
+	hist_svg(out, r->hist, s->p50_ns, s->p99_ns);
 	fputs("</td></tr>\n", out);
 }
 
@@ -225,15 +245,23 @@ static void track_label(FILE *out, const struct timeline_track *tr)
 	fprintf(out, " %u/%u", tr->pid, tr->tid);
 }
 
+/* The bins up to the last call: the drawing spans the recording, not the bins' reserve. */
+static size_t bins_used(const struct report_timeline *t)
+{
+	size_t used = t->end_ns > t->start_ns ? (size_t)((t->end_ns - t->start_ns) / t->bin_ns) + 1 : 1;
+
+	return used < TIMELINE_BINS ? used : TIMELINE_BINS;
+}
+
 static void track_svg(FILE *out, const struct report_timeline *t, const struct timeline_track *tr, size_t row,
 		      uint64_t top)
 {
-	double w = (double)(TL_W - TL_LABEL_W) / TIMELINE_BINS, y = (double)(row * TL_TRACK_H);
+	double w = (double)(TL_W - TL_LABEL_W) / bins_used(t), y = (double)(row * TL_TRACK_H);
 
 	fprintf(out, "<g class=\"track\" data-calls=\"%" PRIu64 "\"><text x=\"0\" y=\"%.0f\">", tr->calls, y + 10);
 	track_label(out, tr);
 	fputs("</text>", out);
-	for (size_t i = 0; i < TIMELINE_BINS; i++) {
+	for (size_t i = 0; i < bins_used(t); i++) {
 		if (!tr->bins[i])
 			continue;
 		fprintf(out, "<rect class=\"bin\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
@@ -262,16 +290,16 @@ static void timeline(FILE *out, const struct report_timeline *t)
 	uint64_t top = busiest_bin(t);
 	int h = (int)(rows + 1) * TL_TRACK_H;
 
-	fprintf(out, "<h2>Timeline</h2>\n<p class=\"facts\">Calls per thread by entry time, %d bins of %.3f ms "
-		"(darker: more calls)</p>\n<svg id=\"timeline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
-		TIMELINE_BINS, (double)t->bin_ns / 1e6, TL_W, h, TL_W, h);
+	fprintf(out, "<h2>Timeline</h2>\n<p class=\"facts\">Calls per thread by entry time, %zu bins of %.3f ms "
+		"from the recording's start (darker: more calls)</p>\n<svg id=\"timeline\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\">", bins_used(t), (double)t->bin_ns / 1e6, TL_W, h, TL_W, h);
 	for (size_t i = 0; i < t->nr_tracks; i++)
 		track_svg(out, t, &t->tracks[i], i, top);
 	if (t->other.calls)
 		track_svg(out, t, &t->other, t->nr_tracks, top);
 	fprintf(out, "<text x=\"%d\" y=\"%zu\">0 s</text><text x=\"%d\" y=\"%zu\" text-anchor=\"end\">%.3f s</text>"
 		"</svg>\n", TL_LABEL_W, rows * TL_TRACK_H + 10, TL_W, rows * TL_TRACK_H + 10,
-		(double)(TIMELINE_BINS * t->bin_ns) / 1e9);
+		(double)(bins_used(t) * t->bin_ns) / 1e9);
 }
 
 int report_html_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
