@@ -6,7 +6,9 @@ screen (capture-pane), presses keys (send-keys) and checks that the terminal
 is given back. The view does not depend on the attach mode: one is enough."""
 import re
 import shlex
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -65,20 +67,44 @@ def ns(cell):
     return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
 
 
-@modes("session")
-def test_top_tmux():
+def start_top():
+    """top in a fresh tmux session on the two workloads; after it, its exit status and the terminal's modes."""
     if not shutil.which("tmux"):
         raise Skip("tmux is not installed (scripts/deps installs it)")
     workload = f"{shlex.quote(DRIVER)} sleep 30 {SLEEPS} & exec {shlex.quote(DRIVER)} nap 1 {NAPS}"
     top = [DLPROF, "top", "--lib", LIB, "--func", "dlt_*"] + (["--attach", ATTACH] if ATTACH else [])
     top += ["--", "sh", "-c", workload]
-    # After top: its exit status and the terminal's modes, which top must have put back.
     shell = (" ".join(map(shlex.quote, top)) + "; echo TOP-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | "
              "grep -x -e icanon -e -icanon -e echo -e -echo; sleep 120")
     tmux("kill-session", "-t", SESSION, check_rc=False)
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "30", shell)
+    return wait_for(lambda s: {"dlt_nap", "dlt_sleep_ms"} <= set(rows(s)), "both functions' rows")
+
+
+def check_restored(exit_status):
+    s = wait_for(lambda s: "TOP-EXIT=" in s, "top's exit", timeout=60)
+    check(f"TOP-EXIT={exit_status}" in s, f"top's exit status, want {exit_status}: {s}")
+    check(pane("#{alternate_on}") == "0", "the alternate screen was left on")
+    check(pane("#{cursor_flag}") == "1", "the cursor was left hidden")
+    modes_after = [l.strip() for l in s.splitlines() if l.strip() in ("icanon", "-icanon", "echo", "-echo")]
+    check(sorted(modes_after) == ["echo", "icanon"], f"terminal modes after top: {modes_after}")
+
+
+def top_pid():
+    """dlprof-bpf, the child of the pane's shell."""
+    shell = int(pane("#{pane_pid}"))
+    with open(f"/proc/{shell}/task/{shell}/children") as f:
+        for pid in map(int, f.read().split()):
+            with open(f"/proc/{pid}/comm") as c:
+                if c.read().strip() == "dlprof-bpf":
+                    return pid
+    raise AssertionError("top's process not found under the pane's shell")
+
+
+@modes("session")
+def test_top_tmux():
     try:
-        s1 = wait_for(lambda s: {"dlt_nap", "dlt_sleep_ms"} <= set(rows(s)), "both functions' rows")
+        s1 = start_top()
         check(pane("#{alternate_on}") == "1", "top does not use the alternate screen")
         header = next(l for l in s1.splitlines() if "FUNCTION" in l).split()
         check(header[:5] == ["CALLS/s", "P50", "P99", "ONCPU", "CALLS"], f"columns: {header}")
@@ -105,12 +131,18 @@ def test_top_tmux():
         s4 = wait_for(lambda s: "sort: calls/s" in s, "sort by calls")
         check(order(s4) == ["dlt_nap", "dlt_sleep_ms"], f"order by calls/s: {order(s4)}")
         tmux("send-keys", "-t", SESSION, "q")
-        s5 = wait_for(lambda s: "TOP-EXIT=" in s, "top's exit", timeout=60)
-        check("TOP-EXIT=0" in s5, f"top's exit status: {s5}")
-        check(pane("#{alternate_on}") == "0", "the alternate screen was left on")
-        check(pane("#{cursor_flag}") == "1", "the cursor was left hidden")
-        modes_after = [l.strip() for l in s5.splitlines() if l.strip() in ("icanon", "-icanon", "echo", "-echo")]
-        check(sorted(modes_after) == ["echo", "icanon"], f"terminal modes after top: {modes_after}")
+        check_restored(0)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+@modes("session")
+def test_top_sigterm():
+    """SIGTERM ends top as it ends the live mode (128+15), the terminal given back first."""
+    try:
+        start_top()
+        os.kill(top_pid(), signal.SIGTERM)
+        check_restored(128 + signal.SIGTERM)
     finally:
         tmux("kill-session", "-t", SESSION, check_rc=False)
 
