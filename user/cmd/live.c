@@ -539,7 +539,8 @@ static int run_view(struct live *l, double start)
 
 	if (err) {
 		errmsg("cannot set up the terminal: %s", strerror(-err));
-		return err;
+		/* Said: live_run only ends the profile. */
+		return -ECANCELED;
 	}
 	err = run_loop(l, start);
 	l->view->stop(l->view->ctx);
@@ -612,7 +613,8 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 	if (l->opts.command)
 		end_command(l);
 	if (err) {
-		errmsg("waiting failed: %s", strerror(-err));
+		if (err != -ECANCELED)
+			errmsg("waiting failed: %s", strerror(-err));
 		return 1;
 	}
 	l->info.elapsed_s = now_s() - start;
