@@ -7,6 +7,7 @@
 #include "output/exporter.h"
 #include "output/export_formats.h"
 #include "output/report.h"
+#include "output/report_html.h"
 
 const char *export_base_name(const char *path)
 {
@@ -190,6 +191,8 @@ static const struct exporter exporters[] = {
 	  csv_record, NULL, NULL },
 	{ "json", "JSON: one document for a summary (docs/json-output.md), one object per line for dump",
 	  SUMMARY_DUMP, json_summary, NULL, json_record, NULL, NULL },
+	{ "html", "one self-contained HTML page: sortable table, latency histograms, a trace's timeline (docs/report-html.md)",
+	  EXPORT_USE_SUMMARY | EXPORT_USE_HIST, report_html_summary, NULL, NULL, NULL, NULL },
 	{ "perfetto", "Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing (docs/export-perfetto.md)",
 	  EXPORT_USE_TRACE, NULL, perfetto_begin, perfetto_record, perfetto_loss, perfetto_end },
 	{ "folded", "folded stacks for flamegraph.pl and speedscope, weighted by --weight (docs/export-folded.md)",

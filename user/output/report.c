@@ -423,7 +423,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 		err |= r ? json_object_array_add(funcs, r) : -ENOMEM;
 	}
 	if (!err) {
-		fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+		fputs(json_object_to_json_string_ext(doc, (info->one_line ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY) |
 						     JSON_C_TO_STRING_NOSLASHESCAPE), out);
 		fputc('\n', out);
 	}

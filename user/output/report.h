@@ -17,7 +17,10 @@ struct report_row {
 	const char *mangled;	/* the symbol when func is its demangled form; NULL otherwise */
 	struct func_summary s;
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+	const __u64 *hist;	/* HIST_BUCKETS counts of the timed calls' wall time; NULL: not read (html draws it) */
 };
+
+struct report_timeline;
 
 struct report_info {
 	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
@@ -40,6 +43,8 @@ struct report_info {
 	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
 	double elapsed_s;
 	bool wide;			/* the table prints names whole (--wide) */
+	bool one_line;			/* JSON on one line: the last line of a JSON Lines stream (-i --json) */
+	const struct report_timeline *timeline;	/* calls per thread over time (a trace); NULL: none */
 };
 
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */

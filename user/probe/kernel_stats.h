@@ -34,4 +34,10 @@ void kernel_probe_runtime(const struct kernel_maps *km, uint64_t *run_ns, uint64
 int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
 		      struct func_profile *rows, struct dlprof_diag *diag);
 
+/*
+ * The wall-time histogram of each function's timed calls into
+ * hists[id * HIST_BUCKETS ...] (id < nr_funcs). Returns 0 or -errno.
+ */
+int kernel_hists_read(const struct kernel_maps *km, size_t nr_funcs, __u64 *hists);
+
 #endif /* DLPROF_KERNEL_STATS_H */

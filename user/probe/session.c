@@ -483,6 +483,11 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 	return 0;
 }
 
+int session__read_hists(struct session *s, __u64 *hists)
+{
+	return kernel_hists_read(&s->maps, s->table.nr_funcs, hists);
+}
+
 void session__totals(const struct session *s, struct session_totals *tot)
 {
 	*tot = s->tot;

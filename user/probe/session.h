@@ -127,6 +127,13 @@ void session_list_events(FILE *out);
  */
 size_t session__nr_funcs(const struct session *s);
 int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot);
+/*
+ * The wall-time histograms (include/histogram.h) of the timed calls,
+ * HIST_BUCKETS counts per function into hists[i * HIST_BUCKETS ...]: what
+ * percentiles over an interval need (the difference of two reads). Read
+ * apart from session__read, a call may land between the two.
+ */
+int session__read_hists(struct session *s, __u64 *hists);
 
 /* The totals as last read or set, without reading the kernel's maps. */
 void session__totals(const struct session *s, struct session_totals *tot);
