@@ -121,6 +121,8 @@ struct dlprof_diag {
 	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */
 	__u64 preempt_retries;	/* counter snapshots retaken because the thread was switched mid-probe */
 	__u64 unwind_slots;	/* hijacked return slots an unwinder met (written back when it may) */
+	__u64 group_overflow;	/* calls counted for their function but in no group: group_stats was full (--by) */
+	__u64 proc_meta_full;	/* processes seen whose name and cgroup could not be kept: proc_meta was full */
 };
 
 #endif /* DLPROF_H */

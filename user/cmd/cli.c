@@ -10,6 +10,7 @@
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
+#include "model/attribution.h"
 #include "output/exporter.h"
 
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
@@ -90,6 +91,16 @@ static int on_cgroup(struct profile_opts *o, const char *arg, char *err, size_t 
 static int on_container(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	return push_split(&o->containers, arg, "container", err, err_sz);
+}
+
+static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	int by = attr_by_parse(arg);
+
+	if (by < 0)
+		return fail(err, err_sz, "--by: '%s' is not one of %s", arg, attr_by_names());
+	o->by = by;
+	return 0;
 }
 
 static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
@@ -260,6 +271,7 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
 	{ CLI_PROFILE, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROFILE, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
+	{ CLI_PROFILE, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md)", on_by, 0 },
 	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
 	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
 	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },

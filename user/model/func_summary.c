@@ -49,3 +49,21 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 	out->scaled = sum->scaled;
 	memcpy(out->counters, sum->counters, sizeof(out->counters));
 }
+
+void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
+{
+	dst->unmatched += src->unmatched;
+	dst->unwound += src->unwound;
+	dst->total_ns += src->total_ns;
+	dst->oncpu_ns += src->oncpu_ns;
+	dst->scaled += src->scaled;
+	/* 0 is "no call yet" for min. */
+	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	for (size_t k = 0; k < DLPROF_MAX_EVENTS; k++)
+		dst->counters[k] += src->counters[k];
+	for (size_t b = 0; b < HIST_BUCKETS; b++)
+		dst->hist[b] += src->hist[b];
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "dlprof.h"
+#include "model/attribution.h"
 #include "model/func_summary.h"
 
 struct report_row {
@@ -17,6 +18,7 @@ struct report_row {
 	const char *mangled;	/* the symbol when func is its demangled form; NULL otherwise */
 	struct func_summary s;
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+	struct attr_group group;	/* info->by other than function: the row's group */
 };
 
 struct report_info {
@@ -40,6 +42,9 @@ struct report_info {
 	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
 	double elapsed_s;
 	bool wide;			/* the table prints names whole (--wide) */
+	enum attr_by by;		/* what a row is: a function, or a function in a group (--by) */
+	uint64_t group_overflow;	/* --by: calls in no group (the kernel's map was full) */
+	uint64_t proc_meta_full;	/* processes whose name the kernel's map had no room for */
 };
 
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */
