@@ -271,7 +271,7 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
 	{ CLI_PROFILE, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROFILE, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
-	{ CLI_PROFILE, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md)", on_by, 0 },
+	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
 	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
 	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
 	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },

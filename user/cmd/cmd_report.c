@@ -10,12 +10,15 @@
 #include "output/exporter.h"
 #include "output/report.h"
 #include "trace/trace_agg.h"
+#include "cmd/report_groups.h"
 #include "cmd/trace_cmds.h"
 #include "trace/trace_input.h"
 #include "cmd/trace_term.h"
 
-static int aggregate(struct trace_input *in, struct trace_agg *agg)
+/* groups: --by process, each record also into its (function, process) row. */
+static int aggregate(struct trace_input *in, struct trace_agg *agg, struct report_groups *groups)
 {
+	const struct trace_meta *m = trace_input__meta(in);
 	struct trace_progress prog;
 	const struct call_record *r;
 	__u64 n = 0;
@@ -24,6 +27,10 @@ static int aggregate(struct trace_input *in, struct trace_agg *agg)
 	trace_progress_init(&prog, "reading");
 	while ((ret = trace_input__next(in, &r)) > 0) {
 		trace_agg__add(agg, r);
+		if (groups && report_groups__add(groups, m, r)) {
+			ret = -ENOMEM;
+			break;
+		}
 		if (!(++n & 0xffff))
 			trace_progress_update(&prog, in);
 	}
@@ -52,17 +59,26 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 {
 	const struct exporter *e = exporter_find(opts->format);
 	const struct trace_meta *m = trace_input__meta(in);
+	bool by_process = opts->by == ATTR_BY_PROCESS;
+	struct report_groups groups = { .n = 0 };
 	struct report_row *rows = NULL;
 	char **demangled = NULL;
 	struct report_info info;
 	struct trace_agg agg;
+	size_t nr_rows = m->nr_funcs;
 	int ret, status = 1;
 
+	if (opts->by != ATTR_BY_FUNCTION && !by_process) {
+		errmsg("report --by %s: a trace keeps each process's name and cgroup id, not cgroup paths; "
+		       "use --by process, or --by %s while profiling live", attr_by_name(opts->by),
+		       attr_by_name(opts->by));
+		return 2;
+	}
 	if (trace_agg__init(&agg, m->nr_funcs)) {
 		errmsg("out of memory");
 		return 1;
 	}
-	ret = aggregate(in, &agg);
+	ret = aggregate(in, &agg, by_process ? &groups : NULL);
 	if (ret < 0) {
 		errmsg("reading the trace failed: %s; try on a machine with more memory",
 			     strerror(-ret));
@@ -80,10 +96,19 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 		rows[i].mangled = demangled[i] ? m->funcs[i].symbol : NULL;
 		func_summary_build(&rows[i].s, &agg.stats[i], agg.calls[i]);
 	}
-	report_sort(rows, m->nr_funcs);
+	if (by_process) {
+		free(rows);
+		rows = NULL;
+		if (report_groups__rows(&groups, m, demangled, &rows, &nr_rows)) {
+			errmsg("out of memory");
+			goto cleanup;
+		}
+	}
+	report_sort(rows, nr_rows);
 	fill_info(m, &info);
 	info.wide = opts->wide;
-	if (e->summary(stdout, rows, m->nr_funcs, &info)) {
+	info.by = (enum attr_by)opts->by;
+	if (e->summary(stdout, rows, nr_rows, &info)) {
 		errmsg("out of memory");
 		goto cleanup;
 	}
@@ -100,6 +125,7 @@ cleanup:
 	free(rows);
 	trace_demangled_names_free(demangled, m->nr_funcs);
 	trace_agg__fini(&agg);
+	report_groups__fini(&groups);
 	return status;
 }
 
