@@ -50,6 +50,27 @@ const volatile __u32 unwind_fix = 0;
 const volatile __u32 group_by = DLPROF_BY_FUNCTION;
 /* Keep each process's name and cgroup in proc_meta at first sight (record, --by process). */
 const volatile __u32 proc_meta_on = 0;
+/*
+ * Overhead-compensated latency (docs/latency-compensation.md): each frame
+ * counts the probed calls that completed inside it, per probe class, and
+ * its wall and on-CPU times lose their probes' cost before they are
+ * aggregated. 0 (--raw-latency): the verifier prunes all of it.
+ */
+const volatile __u32 compensate = 0;
+
+/*
+ * What probing costs on this machine, per class (enum dlprof_probe_class),
+ * calibrated by the loader after load and written here before any target
+ * probe is attached: a probe pair's whole cost as its caller sees it, and
+ * the part of it that falls inside the call's own entry-to-return time.
+ */
+__u64 comp_pair_ns[DLPROF_PROBE_CLASSES] = {};
+__u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
+/*
+ * The loader's calibration runs: its probes (DLPROF_COOKIE_CALIB) pass any
+ * filter, and make no trace record.
+ */
+__u32 calibrating = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -155,6 +176,8 @@ struct frame {
 	__u32 func_id;
 	__u32 flags;		/* enum call_flags gathered at entry */
 	__u64 group;		/* --by: the call's group at entry, where its return is counted too */
+	__u32 nested[DLPROF_PROBE_CLASSES];	/* compensate: probed calls completed inside this one */
+	__u32 cls;		/* enum dlprof_probe_class of this function's probes */
 	__u64 oncpu0;		/* virtual on-CPU time at entry */
 	__u64 snap[DLPROF_MAX_EVENTS];	/* virtual counters at entry */
 };
@@ -525,7 +548,7 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 	struct call_record *r;
 	struct dlprof_diag *d;
 
-	if (!emit_records)
+	if (!emit_records || calibrating)
 		return;
 	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r) {
@@ -796,7 +819,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	 */
 	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
 	if (!tc) {
-		if (!tracked())
+		if (!tracked() && !(calibrating && (cookie & DLPROF_COOKIE_CALIB)))
 			return 1;
 		/* A thread's first call: its process may be new (a lookup, not made again on this thread). */
 		note_process();
@@ -838,6 +861,11 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	f->sp = sp;
 	f->flags = 0;
 	f->group = group;
+	if (compensate) {
+		f->cls = cookie & DLPROF_COOKIE_STEPPED ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
+		f->nested[DLPROF_PROBE_EMULATED] = 0;
+		f->nested[DLPROF_PROBE_STEPPED] = 0;
+	}
 	if (tc->depth == 0) {
 		/* The virtual counters and the on-CPU clock start at zero; the task's own run on. */
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
@@ -852,6 +880,43 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	}
 	tc->depth++;
 	return 0;
+}
+
+/*
+ * The call's times less what its own probes and the probes of the calls
+ * completed inside it cost (as calibrated), then aggregated; the raw times
+ * are kept beside and go to the trace. Its caller learns of it and of what
+ * ran inside it.
+ */
+static __always_inline void compensate_call(struct thread_calls *tc, const struct frame *f, __u64 dur_ns,
+					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
+{
+	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
+	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
+	__u64 cost = comp_own_ns[cls] + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] +
+		     ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+	struct func_stats *s = get_stats(f->func_id);
+	__u64 dur_c = dur_ns > cost ? dur_ns - cost : 0, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
+	struct group_stats *g;
+	struct frame *parent;
+
+	if (tc->depth > 0) {
+		parent = frame_at(tc, tc->depth - 1);
+		parent->nested[DLPROF_PROBE_EMULATED] += ne + (cls == DLPROF_PROBE_EMULATED);
+		parent->nested[DLPROF_PROBE_STEPPED] += ns + (cls == DLPROF_PROBE_STEPPED);
+	}
+	if (s) {
+		add_timed(s, dur_c, oncpu_c, deltas, flags);
+		__sync_fetch_and_add(&s->raw_total_ns, dur_ns);
+		__sync_fetch_and_add(&s->raw_oncpu_ns, oncpu_ns);
+	}
+	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group))) {
+		add_timed(&g->s, dur_c, oncpu_c, deltas, flags);
+		__sync_fetch_and_add(&g->s.raw_total_ns, dur_ns);
+		__sync_fetch_and_add(&g->s.raw_oncpu_ns, oncpu_ns);
+	}
+	/* The trace keeps what happened: raw times, so calls nest in their callers. */
+	emit(f, tc->depth, flags, dur_ns, oncpu_ns, deltas);
 }
 
 /* from_session: the kernel runs a session's return only after an entry that pushed a frame. */
@@ -891,7 +956,10 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 		tc->active = 0;
 		tc->unwinding = UNWIND_NONE;
 	}
-	count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
+	if (compensate)
+		compensate_call(tc, f, now - f->t0, oncpu - f->oncpu0, vals, flags);
+	else
+		count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
 	return 0;
 orphan:
 	if ((d = get_diag()))

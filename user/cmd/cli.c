@@ -272,6 +272,7 @@ static const struct cli_option options[] = {
 	{ CLI_PROFILE, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROFILE, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
 	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
+	{ CLI_PROFILE, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
 	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
 	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
 	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },

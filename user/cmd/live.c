@@ -112,6 +112,12 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.by = (enum attr_by)l->opts.by;
 	l->info.group_overflow = t->group_overflow;
 	l->info.proc_meta_full = t->proc_meta_full;
+	l->info.compensated = t->compensated;
+	l->info.compensation_err = t->compensation_err;
+	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
+		l->info.probe_own_ns[k] = t->probe_own_ns[k];
+	}
 }
 
 /* --by: the rows per function and group in place of the per-function ones; *n their number. */
@@ -402,6 +408,7 @@ static void session_opts_of(const struct profile_opts *o, const struct str_list 
 		.leave_running = o->leave_running,
 		.list_skipped = o->verbose > 0,
 		.by = (enum attr_by)o->by,
+		.raw_latency = o->raw_latency,
 	};
 	cli_selection(o, &so->sel);
 }

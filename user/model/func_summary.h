@@ -29,6 +29,10 @@ struct func_summary {
 	uint64_t oncpu_ns;	/* total over timed calls */
 	uint64_t scaled;	/* timed calls whose counters were extrapolated (multiplexed) */
 	uint64_t counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
+	/* Latency compensation: the times above are compensated, these raw; 0 without it. */
+	uint64_t raw_total_ns;
+	uint64_t raw_avg_ns;
+	uint64_t raw_oncpu_ns;
 };
 
 /* One probed function and what it did: what every front end reads. */

@@ -301,6 +301,22 @@ static void print_group(FILE *out, const struct attr_group *g, const struct repo
 	fprintf(out, "%.*s" ELLIPSIS "%s ", head, cg, cg + len - (w.cgroup - 1 - head));
 }
 
+/* Which times the table shows: compensated, or raw because the calibration failed. */
+static void print_compensation(FILE *out, const struct report_info *info)
+{
+	char e[24], s[24];
+
+	if (info->compensated) {
+		report_format_ns(e, sizeof(e), info->probe_pair_ns[DLPROF_PROBE_EMULATED]);
+		report_format_ns(s, sizeof(s), info->probe_pair_ns[DLPROF_PROBE_STEPPED]);
+		fprintf(out, "# times are compensated: less the probes' own cost, calibrated at start (a probe pair "
+			"%s emulated, %s single-stepped); --raw-latency shows them as measured\n", e, s);
+	} else if (info->compensation_err) {
+		fprintf(out, "# times are raw, the probes' own cost included: calibrating it failed (%s)\n",
+			strerror(-info->compensation_err));
+	}
+}
+
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
@@ -404,6 +420,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		fprintf(out, "; %" PRIu64 " calls still running when the probes were removed (counted, not timed)",
 			info->in_flight);
 	fputc('\n', out);
+	print_compensation(out, info);
 	if (info->by != ATTR_BY_FUNCTION)
 		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
 			info->by == ATTR_BY_CONTAINER ? "; CONTAINER - is the host" : "");
@@ -466,6 +483,37 @@ static int add_group(struct json_object *o, const struct attr_group *g, enum att
 	return err;
 }
 
+/* "latency": compensated or raw, and what the calibration found (docs/json-output.md). */
+static int add_compensation(struct json_object *doc, const struct report_info *info)
+{
+	static const char *const class_names[DLPROF_PROBE_CLASSES] = {
+		[DLPROF_PROBE_EMULATED] = "emulated", [DLPROF_PROBE_STEPPED] = "single_stepped",
+	};
+	struct json_object *costs;
+	int err = 0;
+
+	err |= json_object_object_add(doc, "latency", json_object_new_string(info->compensated ? "compensated" : "raw"));
+	if (info->compensation_err)
+		err |= json_object_object_add(doc, "compensation_error",
+					      json_object_new_string(strerror(-info->compensation_err)));
+	if (!info->compensated)
+		return err;
+	costs = json_object_new_object();
+	if (!costs)
+		return -ENOMEM;
+	err |= json_object_object_add(doc, "probe_cost_ns", costs);
+	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		struct json_object *c = json_object_new_object();
+
+		if (!c)
+			return -ENOMEM;
+		err |= json_object_object_add(costs, class_names[k], c);
+		err |= add_u64(c, "pair", info->probe_pair_ns[k]);
+		err |= add_u64(c, "own", info->probe_own_ns[k]);
+	}
+	return err;
+}
+
 static struct json_object *row_json(const struct report_row *r, const struct report_info *info)
 {
 	struct json_object *o = json_object_new_object(), *ctr = json_object_new_object();
@@ -502,6 +550,10 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 	err |= add_u64(o, "oncpu_ns", s->oncpu_ns);
 	err |= add_u64(o, "scaled_calls", s->scaled);
 	err |= add_group(o, &r->group, info->by);
+	/* Both: compensated above when the document says so, as measured here. */
+	err |= add_u64(o, "raw_total_ns", info->compensated ? s->raw_total_ns : s->total_ns);
+	err |= add_u64(o, "raw_avg_ns", info->compensated ? s->raw_avg_ns : s->avg_ns);
+	err |= add_u64(o, "raw_oncpu_ns", info->compensated ? s->raw_oncpu_ns : s->oncpu_ns);
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -541,6 +593,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= json_object_object_add(doc, "by", json_object_new_string(attr_by_name(info->by) ?: "function"));
 	err |= add_u64(doc, "group_overflow", info->group_overflow);
 	err |= add_u64(doc, "unnamed_processes", info->proc_meta_full);
+	err |= add_compensation(doc, info);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
 	err |= add_events(doc, info);
 	for (size_t i = 0; i < n && !err; i++) {

@@ -16,6 +16,7 @@
 
 #include "dlprof.h"
 #include "probe/attach.h"
+#include "probe/calibrate.h"
 #include "probe/detacher.h"
 #include "probe/events.h"
 #include "attribution.h"
@@ -245,6 +246,34 @@ static int setup_attribution(struct session *s, bool record)
 }
 
 /*
+ * What probing costs here, before any target probe is attached: the BPF
+ * side subtracts it from each call (docs/latency-compensation.md). A
+ * calibration that fails leaves the costs at 0: the latencies are then
+ * raw, and the totals say why.
+ */
+static void calibrate(struct session *s)
+{
+	struct attach_progs progs = probe_progs(s);
+	struct probe_costs c;
+	int err;
+
+	s->skel->bss->calibrating = 1;
+	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
+	s->skel->bss->calibrating = 0;
+	if (err) {
+		s->tot.compensation_err = err;
+		return;
+	}
+	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		s->skel->bss->comp_pair_ns[k] = c.pair_ns[k];
+		s->skel->bss->comp_own_ns[k] = c.own_ns[k];
+		s->tot.probe_pair_ns[k] = c.pair_ns[k];
+		s->tot.probe_own_ns[k] = c.own_ns[k];
+	}
+	s->tot.compensated = true;
+}
+
+/*
  * The ringbuf's size is fixed at load: a session that will record says so
  * before (ringbuf_bytes), one that will not keeps the object's small default.
  */
@@ -279,11 +308,14 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		if (err)
 			return err;
 	}
+	s->skel->rodata->compensate = !s->opts.raw_latency;
 	err = bpf_map__set_max_entries(s->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
+	/* The functions, then one calibration id per probe class (probe/calibrate.h). */
 	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.call_counts, (__u32)s->table.nr_funcs);
+		err = bpf_map__set_max_entries(s->skel->maps.call_counts,
+					       (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
 	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs);
+		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
 	progs = probe_progs(s);
 	if (!err)
 		err = attach_prepare_progs(&progs, s->mode);
@@ -303,6 +335,8 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prog(s->skel->progs.dlprof_exec, &s->skel->links.dlprof_exec);
 	if (!err)
 		note_maps(s);
+	if (!err && !s->opts.raw_latency)
+		calibrate(s);
 	return err;
 }
 

@@ -46,6 +46,7 @@ struct session_opts {
 	bool leave_running;		/* the launched command may outlive the profiler */
 	bool list_skipped;		/* attach: name each function the kernel refused (on stderr) */
 	enum attr_by by;		/* --by: rows per function (default), process, container or cgroup */
+	bool raw_latency;		/* --raw-latency: no compensation for the probes' own cost */
 };
 
 /* Every call as a record, into a trace directory (session__load). */
@@ -73,6 +74,10 @@ struct session_totals {
 	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
 	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1) */
 	uint64_t probe_runs;
+	bool compensated;		/* latencies less the probes' cost (probe/calibrate.h) */
+	int compensation_err;		/* -errno: the calibration failed, the latencies are raw */
+	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a nested probe pair's cost */
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' share */
 	uint64_t group_overflow;	/* --by: calls counted for their function but in no group (map full) */
 	uint64_t proc_meta_full;	/* processes whose name could not be kept (map full) */
 	uint64_t records_written;	/* record mode, once finished */
