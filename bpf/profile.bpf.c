@@ -1000,7 +1000,12 @@ int BPF_PROG(dlprof_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u8 one = 1;
 
-	if (!follow_forks || ptgid == ctgid)
+	if (ptgid == ctgid)
+		return 0;
+	/* A pid used again: the new process is named at its own first call, not after the old one. */
+	if (proc_meta_on)
+		bpf_map_delete_elem(&proc_meta, &ctgid);
+	if (!follow_forks)
 		return 0;
 	if (bpf_map_lookup_elem(&tracked_tgids, &ptgid))
 		bpf_map_update_elem(&tracked_tgids, &ctgid, &one, BPF_ANY);

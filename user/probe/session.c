@@ -329,7 +329,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prog(s->skel->progs.dlprof_exit, &s->skel->links.dlprof_exit);
 	if (!err)
 		err = attach_prog(s->skel->progs.dlprof_switch, &s->skel->links.dlprof_switch);
-	if (!err && (s->opts.command || s->opts.nr_pids))
+	if (!err && (s->opts.command || s->opts.nr_pids || s->skel->rodata->proc_meta_on))
 		err = attach_prog(s->skel->progs.dlprof_fork, &s->skel->links.dlprof_fork);
 	if (!err && s->skel->rodata->proc_meta_on)
 		err = attach_prog(s->skel->progs.dlprof_exec, &s->skel->links.dlprof_exec);
