@@ -180,6 +180,7 @@ def test_record_names_short_lived_process():
                            timeout=120)
         check(r.returncode == 0, f"report exit {r.returncode}: {r.stderr}")
         rows = rows_of(json.loads(r.stdout))
+        expect_error([DLPROF, "report", trace, "--by", "cgroup"], "a trace keeps each process's name and cgroup id")
     check([(x["pid"], x["comm"], x["calls"]) for x in rows] == [(pid, name, n)], f"report --by process: {rows}")
 
 
