@@ -10,6 +10,7 @@
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
+#include "model/attribution.h"
 #include "output/exporter.h"
 
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
@@ -90,6 +91,16 @@ static int on_cgroup(struct profile_opts *o, const char *arg, char *err, size_t 
 static int on_container(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	return push_split(&o->containers, arg, "container", err, err_sz);
+}
+
+static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	int by = attr_by_parse(arg);
+
+	if (by < 0)
+		return fail(err, err_sz, "--by: '%s' is not one of %s", arg, attr_by_names());
+	o->by = by;
+	return 0;
 }
 
 static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
@@ -266,6 +277,8 @@ static const struct cli_option options[] = {
 	{ CLI_TARGET, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
 	{ CLI_TARGET, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_TARGET, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
+	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
+	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
 	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
 	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS; with --json one JSON object per interval, its deltas and the totals (JSON Lines)", on_interval, 0 },
 	{ CLI_TARGET, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
@@ -411,6 +424,8 @@ static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err,
 		opts->ringbuf_bytes = RINGBUF_BYTES_DEFAULT;
 	if (opts->interval_s && (opts->format && !strcmp(opts->format, "html")))
 		return fail(err, err_sz, "-i applies to the table and JSON: --html writes one page at the end");
+	if (opts->interval_s && opts->json && opts->by)
+		return fail(err, err_sz, "-i --json prints per-function deltas; drop -i for the --by rows, or --by for JSON Lines");
 	return 0;
 }
 

@@ -56,6 +56,8 @@ struct profile_opts {
 	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
 	bool no_demangle;		/* --no-demangle: symbols as the library spells them */
 	bool wide;			/* --wide: the table prints names whole */
+	int by;				/* --by: enum attr_by (model/attribution.h); 0: function */
+	bool raw_latency;		/* --raw-latency: times as measured, the probes' own cost included */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */

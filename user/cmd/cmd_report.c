@@ -12,13 +12,19 @@
 #include "output/report.h"
 #include "output/report_html.h"
 #include "trace/trace_agg.h"
+#include "cmd/report_groups.h"
 #include "cmd/trace_cmds.h"
 #include "trace/trace_input.h"
 #include "cmd/trace_term.h"
 
-/* tl: also the calls per thread over time (html); NULL: not drawn. */
-static int aggregate(struct trace_input *in, struct trace_agg *agg, struct report_timeline *tl)
+/*
+ * tl: also the calls per thread over time (html); groups: --by process,
+ * each record also into its (function, process) row. NULL: neither.
+ */
+static int aggregate(struct trace_input *in, struct trace_agg *agg, struct report_timeline *tl,
+		     struct report_groups *groups)
 {
+	const struct trace_meta *m = trace_input__meta(in);
 	struct trace_progress prog;
 	const struct call_record *r;
 	__u64 n = 0;
@@ -29,6 +35,10 @@ static int aggregate(struct trace_input *in, struct trace_agg *agg, struct repor
 		trace_agg__add(agg, r);
 		if (tl)
 			report_timeline_add(tl, r->pid, r->tid, r->ts_ns);
+		if (groups && report_groups__add(groups, m, r)) {
+			ret = -ENOMEM;
+			break;
+		}
 		if (!(++n & 0xffff))
 			trace_progress_update(&prog, in);
 	}
@@ -97,18 +107,27 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	const struct trace_meta *m = trace_input__meta(in);
 	bool draws = e->uses & EXPORT_USE_HIST;
 	struct report_timeline tl = { 0 };
+	bool by_process = opts->by == ATTR_BY_PROCESS;
+	struct report_groups groups = { .n = 0 };
 	struct report_row *rows = NULL;
 	char **demangled = NULL;
 	struct report_info info;
 	struct trace_agg agg;
+	size_t nr_rows = m->nr_funcs;
 	int ret, status = 1;
 
+	if (opts->by != ATTR_BY_FUNCTION && !by_process) {
+		errmsg("report --by %s: a trace keeps each process's name and cgroup id, not cgroup paths; "
+		       "use --by process, or --by %s while profiling live", attr_by_name(opts->by),
+		       attr_by_name(opts->by));
+		return 2;
+	}
 	if (trace_agg__init(&agg, m->nr_funcs) || (draws && report_timeline_init(&tl, m->mono_start_ns))) {
 		errmsg("out of memory");
 		trace_agg__fini(&agg);
 		return 1;
 	}
-	ret = aggregate(in, &agg, draws ? &tl : NULL);
+	ret = aggregate(in, &agg, draws ? &tl : NULL, by_process ? &groups : NULL);
 	if (ret < 0) {
 		errmsg("reading the trace failed: %s; try on a machine with more memory",
 			     strerror(-ret));
@@ -127,14 +146,23 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 		func_summary_build(&rows[i].s, &agg.stats[i], agg.calls[i]);
 		rows[i].hist = agg.stats[i].hist;
 	}
-	report_sort(rows, m->nr_funcs);
+	if (by_process) {
+		free(rows);
+		rows = NULL;
+		if (report_groups__rows(&groups, m, demangled, &rows, &nr_rows)) {
+			errmsg("out of memory");
+			goto cleanup;
+		}
+	}
+	report_sort(rows, nr_rows);
 	fill_info(m, &info);
 	info.wide = opts->wide;
+	info.by = (enum attr_by)opts->by;
 	if (draws) {
 		name_tracks(&tl, m);
 		info.timeline = &tl;
 	}
-	if (write_summary(e, opts, rows, m->nr_funcs, &info))
+	if (write_summary(e, opts, rows, nr_rows, &info))
 		goto cleanup;
 	trace_report_damage(in, false);
 	if (agg.unknown_func)
@@ -146,6 +174,7 @@ cleanup:
 	free(rows);
 	trace_demangled_names_free(demangled, m->nr_funcs);
 	trace_agg__fini(&agg);
+	report_groups__fini(&groups);
 	return status;
 }
 

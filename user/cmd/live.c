@@ -38,6 +38,7 @@ struct live {
 	struct session *session;
 	struct func_profile *funcs;
 	struct report_row *rows;
+	size_t cap_rows;	/* rows has room for this many (--by: one per function and group) */
 	struct report_info info;
 	const struct exporter *exporter;	/* the summary's format */
 	struct output_file *summary;	/* -o FILE of the live mode; NULL: stdout */
@@ -75,13 +76,13 @@ static double now_s(void)
 }
 
 /* The final summary into -o FILE, which replaces FILE only once it is whole. */
-static int write_summary(struct live *l)
+static int write_summary(struct live *l, size_t n)
 {
 	FILE *out = output_file__stream(l->summary);
 	int err = out ? 0 : -errno;
 
 	if (out)
-		err = l->exporter->summary(out, l->rows, session__nr_funcs(l->session), &l->info);
+		err = l->exporter->summary(out, l->rows, n, &l->info);
 	if (!err)
 		err = output_file__commit(l->summary);
 	if (err)
@@ -117,6 +118,42 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.probe_runs = t->probe_runs;
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
+	l->info.by = (enum attr_by)l->opts.by;
+	l->info.group_overflow = t->group_overflow;
+	l->info.proc_meta_full = t->proc_meta_full;
+	l->info.compensated = t->compensated;
+	l->info.compensation_err = t->compensation_err;
+	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
+		l->info.probe_own_ns[k] = t->probe_own_ns[k];
+	}
+}
+
+/* --by: the rows per function and group in place of the per-function ones; *n their number. */
+static int fill_groups(struct live *l, size_t *n)
+{
+	const struct func_profile *g;
+	size_t ng;
+	int err;
+
+	err = session__read_groups(l->session, &g, &ng);
+	if (err) {
+		errmsg("cannot read the kernel's aggregates per %s: %s", attr_by_name(l->info.by), strerror(-err));
+		return err;
+	}
+	if (ng > l->cap_rows) {
+		struct report_row *rows = realloc(l->rows, ng * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		l->rows = rows;
+		l->cap_rows = ng;
+	}
+	for (size_t i = 0; i < ng; i++)
+		l->rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .mangled = g[i].mangled,
+						  .s = g[i].s, .entry_only = g[i].entry_only, .group = g[i].group };
+	*n = ng;
+	return 0;
 }
 
 /* Each tick as deltas beside the totals: -i --json and top. */
@@ -208,9 +245,11 @@ static int print_report(struct live *l, bool final)
 		if (!getrusage(RUSAGE_SELF, &ru))
 			l->info.max_rss_kib = (uint64_t)ru.ru_maxrss;
 	}
+	if (l->info.by != ATTR_BY_FUNCTION && fill_groups(l, &n))
+		return -EIO;
 	report_sort(l->rows, n);
 	if (final && l->summary)
-		return write_summary(l);
+		return write_summary(l, n);
 	/* A JSON Lines stream (-i --json) ends with the summary on one line. */
 	l->info.one_line = final && l->opts.json && l->opts.interval_s;
 	if (!final) {
@@ -450,6 +489,8 @@ static void session_opts_of(const struct profile_opts *o, const struct str_list 
 		.nr_cgroups = l_cgroups->cnt,
 		.leave_running = o->leave_running,
 		.list_skipped = o->verbose > 0,
+		.by = (enum attr_by)o->by,
+		.raw_latency = o->raw_latency,
 	};
 	cli_selection(o, &so->sel);
 }
@@ -485,7 +526,8 @@ static int start_session(struct live *l)
 		errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
 	note_table(session__table(l->session));
 	l->funcs = calloc(session__nr_funcs(l->session), sizeof(*l->funcs));
-	l->rows = calloc(session__nr_funcs(l->session), sizeof(*l->rows));
+	l->cap_rows = session__nr_funcs(l->session);
+	l->rows = calloc(l->cap_rows, sizeof(*l->rows));
 	if (!l->funcs || !l->rows)
 		return 1;
 	if (session__load(l->session, l->opts.record ? &ropts : NULL, msg, sizeof(msg))) {

@@ -13,6 +13,9 @@ struct kernel_maps {
 	int calls_fd;
 	int diag_fd;
 	int records_fd;		/* -1 when the object emits no records */
+	int groups_fd;		/* group_stats: per (function, group), --by */
+	int proc_meta_fd;	/* proc_meta: each process's name and cgroup at first sight */
+	int cgroup_meta_fd;	/* cgroup_meta: each grouped cgroup's path */
 	int prog_fds[3];	/* entry, return, session; -1: not loaded */
 };
 
