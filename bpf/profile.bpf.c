@@ -16,9 +16,13 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "dlprof.h"
+#include "attribution.h"
 #include "vcounter.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* What bpf_map_update_elem(BPF_NOEXIST) returns when another CPU made the entry first. */
+#define EEXIST 17
 
 const volatile __u32 filter_mode = DLPROF_FILTER_ALL;
 /* Entries of cgroup_targets in use (DLPROF_FILTER_CGROUPS). */
@@ -39,6 +43,34 @@ const volatile __u64 wakeup_bytes = 0;
  * so the programs load without that right.
  */
 const volatile __u32 unwind_fix = 0;
+/*
+ * --by: enum dlprof_group_by. With DLPROF_BY_FUNCTION (the default) the
+ * verifier prunes every group path, so the default costs nothing more.
+ */
+const volatile __u32 group_by = DLPROF_BY_FUNCTION;
+/* Keep each process's name and cgroup in proc_meta at first sight (record, --by process). */
+const volatile __u32 proc_meta_on = 0;
+/*
+ * Overhead-compensated latency (docs/latency-compensation.md): each frame
+ * counts the probed calls that completed inside it, per probe class, and
+ * its wall and on-CPU times lose their probes' cost before they are
+ * aggregated. 0 (--raw-latency): the verifier prunes all of it.
+ */
+const volatile __u32 compensate = 0;
+
+/*
+ * What probing costs on this machine, per class (enum dlprof_probe_class),
+ * calibrated by the loader after load and written here before any target
+ * probe is attached: a probe pair's whole cost as its caller sees it, and
+ * the part of it that falls inside the call's own entry-to-return time.
+ */
+__u64 comp_pair_ns[DLPROF_PROBE_CLASSES] = {};
+__u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
+/*
+ * The loader's calibration runs: its probes (DLPROF_COOKIE_CALIB) pass any
+ * filter, and make no trace record.
+ */
+__u32 calibrating = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -87,6 +119,45 @@ struct {
 	__type(value, struct dlprof_diag);
 } diag SEC(".maps");
 
+/*
+ * --by: the aggregates per (function, group), beside the per-function
+ * ones. Preallocated (include/attribution.h says why); max_entries =
+ * DLPROF_MAX_GROUPS when used, 1 otherwise (set by the loader).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct group_key);
+	__type(value, struct group_stats);
+} group_stats SEC(".maps");
+
+/* Name and cgroup of each process seen (proc_meta_on); max_entries set by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct proc_meta);
+} proc_meta SEC(".maps");
+
+/* The path of each cgroup that became a group (--by cgroup, container). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, struct cgroup_meta);
+} cgroup_meta SEC(".maps");
+
+/*
+ * Zeroes to create entries from: a group's stats and a cgroup's path are
+ * larger than the 512-byte BPF stack. Never written.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct group_stats);
+} zeroes SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(max_entries, 1);	/* nr_cpus * DLPROF_MAX_EVENTS, set by the loader */
@@ -104,6 +175,9 @@ struct frame {
 	__u64 sp;		/* user %sp at entry: points at the return address */
 	__u32 func_id;
 	__u32 flags;		/* enum call_flags gathered at entry */
+	__u64 group;		/* --by: the call's group at entry, where its return is counted too */
+	__u32 nested[DLPROF_PROBE_CLASSES];	/* compensate: probed calls completed inside this one */
+	__u32 cls;		/* enum dlprof_probe_class of this function's probes */
 	__u64 oncpu0;		/* virtual on-CPU time at entry */
 	__u64 snap[DLPROF_MAX_EVENTS];	/* virtual counters at entry */
 };
@@ -341,6 +415,131 @@ static __always_inline void update_max(__u64 *slot, __u64 v)
 	}
 }
 
+/*
+ * Attribution (--by). A process's name and cgroup, and a cgroup's path,
+ * are taken when first seen, while they still exist: a process that lived
+ * 5 ms or a container that exited is still named at the end.
+ */
+static __always_inline void *zero_value(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&zeroes, &zero);
+}
+
+/* Fill m from task: its thread group leader's name (the process's) and its cgroup. */
+static __always_inline void proc_meta_fill(struct proc_meta *m, struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	if (leader)
+		bpf_core_read_str(m->comm, sizeof(m->comm), &leader->comm);
+	else
+		bpf_core_read_str(m->comm, sizeof(m->comm), &task->comm);
+	m->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+}
+
+/* First sight of the current process: its name and cgroup into proc_meta. */
+static __always_inline void note_process(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct proc_meta m = {}, *have;
+	struct dlprof_diag *d;
+	long err;
+
+	if (!proc_meta_on)
+		return;
+	have = bpf_map_lookup_elem(&proc_meta, &tgid);
+	if (have)
+		return;
+	proc_meta_fill(&m, bpf_get_current_task_btf());
+	err = bpf_map_update_elem(&proc_meta, &tgid, &m, BPF_NOEXIST);
+	if (err && err != -EEXIST && (d = get_diag()))
+		__sync_fetch_and_add(&d->proc_meta_full, 1);
+}
+
+/* kernfs_node's parent before kernel 6.15 (commit 633488947ef6 renamed it __parent). */
+struct kernfs_node___pre615 {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+{
+	if (bpf_core_field_exists(struct kernfs_node, __parent))
+		return BPF_CORE_READ(kn, __parent);
+	return BPF_CORE_READ((struct kernfs_node___pre615 *)kn, parent);
+}
+
+/* The current task's cgroup path, leaf first, into cgroup_meta under id: once per cgroup. */
+static __always_inline void note_cgroup(__u64 id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct kernfs_node *kn, *parent;
+	struct cgroup_meta *m;
+	void *zero;
+
+	if (bpf_map_lookup_elem(&cgroup_meta, &id) || !(zero = zero_value()))
+		return;
+	if (bpf_map_update_elem(&cgroup_meta, &id, zero, BPF_NOEXIST))
+		return;
+	m = bpf_map_lookup_elem(&cgroup_meta, &id);
+	if (!m)
+		return;
+	kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+	for (__u32 i = 0; i < DLPROF_CGROUP_LEVELS; i++) {
+		/* The root has no parent and no name of its own. */
+		parent = kn ? kn_parent(kn) : NULL;
+		if (!parent)
+			return;
+		bpf_probe_read_kernel_str(m->names[i], DLPROF_CGROUP_NAME_LEN, BPF_CORE_READ(kn, name));
+		m->levels = i + 1;
+		kn = parent;
+	}
+	m->truncated = kn && kn_parent(kn);
+}
+
+static __always_inline __u64 current_group(void)
+{
+	if (group_by == DLPROF_BY_PROCESS)
+		return bpf_get_current_pid_tgid() >> 32;
+	return bpf_get_current_cgroup_id();
+}
+
+static __always_inline struct group_stats *get_group(__u32 id, __u64 group)
+{
+	struct group_key k = { .func_id = id, .group = group };
+
+	return bpf_map_lookup_elem(&group_stats, &k);
+}
+
+/*
+ * An entry, counted for its (function, group): the group's entry is made
+ * at its first call. A full map counts the call in group_overflow; the
+ * per-function aggregates still have it.
+ */
+static __always_inline void group_count_entry(__u32 id, __u64 group)
+{
+	struct group_key k = { .func_id = id, .group = group };
+	struct group_stats *g = bpf_map_lookup_elem(&group_stats, &k);
+	struct dlprof_diag *d;
+	void *zero;
+	long err;
+
+	if (!g && (zero = zero_value())) {
+		err = bpf_map_update_elem(&group_stats, &k, zero, BPF_NOEXIST);
+		if (!err && group_by == DLPROF_BY_CGROUP)
+			note_cgroup(group);
+		if (!err || err == -EEXIST)
+			g = bpf_map_lookup_elem(&group_stats, &k);
+	}
+	if (g) {
+		__sync_fetch_and_add(&g->calls, 1);
+		return;
+	}
+	if ((d = get_diag()))
+		__sync_fetch_and_add(&d->group_overflow, 1);
+}
+
 /* The call as a record for the trace; counted as a drop when the ringbuf is full. */
 static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags, __u64 dur_ns,
 				 __u64 oncpu_ns, const __u64 *deltas)
@@ -349,7 +548,7 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 	struct call_record *r;
 	struct dlprof_diag *d;
 
-	if (!emit_records)
+	if (!emit_records || calibrating)
 		return;
 	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r) {
@@ -389,35 +588,49 @@ static __always_inline void count_lost(const struct thread_calls *tc, const stru
 {
 	bool unwound = tc && tc->unwinding == UNWIND_EXCEPTION;
 	struct func_stats *s = get_stats(f->func_id);
+	struct group_stats *g;
 
 	if (s)
 		__sync_fetch_and_add(unwound ? &s->unwound : &s->unmatched, 1);
+	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
+		__sync_fetch_and_add(unwound ? &g->s.unwound : &g->s.unmatched, 1);
 	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
+}
+
+/* A timed call into s. */
+static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 oncpu_ns,
+				      const __u64 *deltas, __u32 flags)
+{
+	__u32 b;
+
+	/* The histogram's total is the count of timed calls: one atomic fewer per call. */
+	__sync_fetch_and_add(&s->total_ns, dur_ns);
+	__sync_fetch_and_add(&s->oncpu_ns, oncpu_ns);
+	if (flags & CALL_F_SCALED)
+		__sync_fetch_and_add(&s->scaled, 1);
+	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+		if (k >= nr_events)
+			break;
+		__sync_fetch_and_add(&s->counters[k], deltas[k]);
+	}
+	update_min(&s->min_ns, dur_ns ?: 1);
+	update_max(&s->max_ns, dur_ns);
+	b = hist_bucket(dur_ns);
+	if (b < HIST_BUCKETS)
+		__sync_fetch_and_add(&s->hist[b], 1);
 }
 
 static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
 					 __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
 {
 	struct func_stats *s = get_stats(f->func_id);
-	__u32 b;
+	struct group_stats *g;
 
-	if (s) {
-		/* The histogram's total is the count of timed calls: one atomic fewer per call. */
-		__sync_fetch_and_add(&s->total_ns, dur_ns);
-		__sync_fetch_and_add(&s->oncpu_ns, oncpu_ns);
-		if (flags & CALL_F_SCALED)
-			__sync_fetch_and_add(&s->scaled, 1);
-		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
-			if (k >= nr_events)
-				break;
-			__sync_fetch_and_add(&s->counters[k], deltas[k]);
-		}
-		update_min(&s->min_ns, dur_ns ?: 1);
-		update_max(&s->max_ns, dur_ns);
-		b = hist_bucket(dur_ns);
-		if (b < HIST_BUCKETS)
-			__sync_fetch_and_add(&s->hist[b], 1);
-	}
+	if (s)
+		add_timed(s, dur_ns, oncpu_ns, deltas, flags);
+	/* A group that found no room at entry has the call in group_overflow already. */
+	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
+		add_timed(&g->s, dur_ns, oncpu_ns, deltas, flags);
 	emit(f, depth, flags, dur_ns, oncpu_ns, deltas);
 }
 
@@ -595,7 +808,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
 	struct frame *f;
-	__u64 *calls, sp;
+	__u64 *calls, sp, group = 0;
 
 	if (cookie & DLPROF_COOKIE_UNWIND_MASK)
 		return on_unwind_probe(ctx, cookie);
@@ -605,14 +818,22 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	 * thread that has it needs no tgid lookup (~20 ns a call).
 	 */
 	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
-	if (!tc && !tracked())
-		return 1;
+	if (!tc) {
+		if (!tracked() && !(calibrating && (cookie & DLPROF_COOKIE_CALIB)))
+			return 1;
+		/* A thread's first call: its process may be new (a lookup, not made again on this thread). */
+		note_process();
+	}
 	calls = bpf_map_lookup_elem(&call_counts, &id);
 	if (calls)
 		__sync_fetch_and_add(calls, 1);
+	if (group_by != DLPROF_BY_FUNCTION) {
+		group = current_group();
+		group_count_entry(id, group);
+	}
 	if (cookie & DLPROF_COOKIE_ENTRY_ONLY) {
 		/* Its return must not be hijacked (docs/live-mode.md): counted, never timed; the clock only for a record. */
-		struct frame once = { .func_id = id, .t0 = emit_records ? bpf_ktime_get_ns() : 0 };
+		struct frame once = { .func_id = id, .group = group, .t0 = emit_records ? bpf_ktime_get_ns() : 0 };
 
 		emit(&once, tc ? tc->depth : 0, CALL_F_ENTRY_ONLY, 0, 0, NULL);
 		return 1;
@@ -630,7 +851,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	drop_dead_frames(tc, sp, true);
 	if (tc->depth >= DLPROF_MAX_DEPTH) {
 		/* The kernel installs no return probe this deep either. */
-		struct frame deep = { .func_id = id, .sp = sp, .t0 = bpf_ktime_get_ns() };
+		struct frame deep = { .func_id = id, .group = group, .sp = sp, .t0 = bpf_ktime_get_ns() };
 
 		count_lost(NULL, &deep, tc->depth);
 		return 1;
@@ -639,6 +860,12 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	f->func_id = id;
 	f->sp = sp;
 	f->flags = 0;
+	f->group = group;
+	if (compensate) {
+		f->cls = cookie & DLPROF_COOKIE_STEPPED ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
+		f->nested[DLPROF_PROBE_EMULATED] = 0;
+		f->nested[DLPROF_PROBE_STEPPED] = 0;
+	}
 	if (tc->depth == 0) {
 		/* The virtual counters and the on-CPU clock start at zero; the task's own run on. */
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
@@ -653,6 +880,43 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	}
 	tc->depth++;
 	return 0;
+}
+
+/*
+ * The call's times less what its own probes and the probes of the calls
+ * completed inside it cost (as calibrated), then aggregated; the raw times
+ * are kept beside and go to the trace. Its caller learns of it and of what
+ * ran inside it.
+ */
+static __always_inline void compensate_call(struct thread_calls *tc, const struct frame *f, __u64 dur_ns,
+					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
+{
+	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
+	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
+	__u64 cost = comp_own_ns[cls] + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] +
+		     ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+	struct func_stats *s = get_stats(f->func_id);
+	__u64 dur_c = dur_ns > cost ? dur_ns - cost : 0, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
+	struct group_stats *g;
+	struct frame *parent;
+
+	if (tc->depth > 0) {
+		parent = frame_at(tc, tc->depth - 1);
+		parent->nested[DLPROF_PROBE_EMULATED] += ne + (cls == DLPROF_PROBE_EMULATED);
+		parent->nested[DLPROF_PROBE_STEPPED] += ns + (cls == DLPROF_PROBE_STEPPED);
+	}
+	if (s) {
+		add_timed(s, dur_c, oncpu_c, deltas, flags);
+		__sync_fetch_and_add(&s->raw_total_ns, dur_ns);
+		__sync_fetch_and_add(&s->raw_oncpu_ns, oncpu_ns);
+	}
+	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group))) {
+		add_timed(&g->s, dur_c, oncpu_c, deltas, flags);
+		__sync_fetch_and_add(&g->s.raw_total_ns, dur_ns);
+		__sync_fetch_and_add(&g->s.raw_oncpu_ns, oncpu_ns);
+	}
+	/* The trace keeps what happened: raw times, so calls nest in their callers. */
+	emit(f, tc->depth, flags, dur_ns, oncpu_ns, deltas);
 }
 
 /* from_session: the kernel runs a session's return only after an entry that pushed a frame. */
@@ -692,7 +956,10 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 		tc->active = 0;
 		tc->unwinding = UNWIND_NONE;
 	}
-	count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
+	if (compensate)
+		compensate_call(tc, f, now - f->t0, oncpu - f->oncpu0, vals, flags);
+	else
+		count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
 	return 0;
 orphan:
 	if ((d = get_diag()))
@@ -733,10 +1000,33 @@ int BPF_PROG(dlprof_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u8 one = 1;
 
-	if (!follow_forks || ptgid == ctgid)
+	if (ptgid == ctgid)
+		return 0;
+	/* A pid used again: the new process is named at its own first call, not after the old one. */
+	if (proc_meta_on)
+		bpf_map_delete_elem(&proc_meta, &ctgid);
+	if (!follow_forks)
 		return 0;
 	if (bpf_map_lookup_elem(&tracked_tgids, &ptgid))
 		bpf_map_update_elem(&tracked_tgids, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+/*
+ * An exec renames a process seen before: its new name from now on (the
+ * calls before it were the old program's, but the process is one group).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(dlprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	struct proc_meta *m;
+
+	if (!proc_meta_on)
+		return 0;
+	m = bpf_map_lookup_elem(&proc_meta, &tgid);
+	if (m)
+		proc_meta_fill(m, p);
 	return 0;
 }
 

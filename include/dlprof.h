@@ -64,8 +64,22 @@ enum dlprof_filter {
 #define DLPROF_COOKIE_UNWIND_THROW	(1ull << 33)	/* _Unwind_RaiseException, _Unwind_Resume, ... */
 #define DLPROF_COOKIE_UNWIND_WALK	(1ull << 34)	/* _Unwind_Backtrace: a walk that unwinds nothing */
 #define DLPROF_COOKIE_UNWIND_CATCH	(1ull << 35)	/* __cxa_begin_catch */
+/*
+ * The function's probe is single-stepped (not emulated by the kernel): what
+ * one probe pair costs depends on it (docs/latency-compensation.md).
+ */
+#define DLPROF_COOKIE_STEPPED		(1ull << 36)
+/* A calibration probe on the profiler's own code: taken whatever the target. */
+#define DLPROF_COOKIE_CALIB		(1ull << 37)
 #define DLPROF_COOKIE_UNWIND_MASK	(DLPROF_COOKIE_UNWIND_THROW | DLPROF_COOKIE_UNWIND_WALK | \
 					 DLPROF_COOKIE_UNWIND_CATCH)
+
+/* What a probe pair costs depends on how the kernel runs the probed instruction. */
+enum dlprof_probe_class {
+	DLPROF_PROBE_EMULATED = 0,	/* emulated in the trap handler (push, jcc, nop, ...) */
+	DLPROF_PROBE_STEPPED = 1,	/* single-stepped out of line */
+	DLPROF_PROBE_CLASSES = 2,	/* a power of two (index masking) */
+};
 
 /* Per function, shared by the CPUs (atomics). */
 struct func_stats {
@@ -77,6 +91,12 @@ struct func_stats {
 	__u64 oncpu_ns;
 	__u64 scaled;		/* calls with a multiplexed (extrapolated) counter */
 	__u64 counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
+	/*
+	 * With latency compensation, total_ns, oncpu_ns, min, max and hist are
+	 * compensated, and these the raw sums; 0 without it.
+	 */
+	__u64 raw_total_ns;
+	__u64 raw_oncpu_ns;
 	__u64 hist[HIST_BUCKETS];	/* its total is the number of calls whose return fired */
 };
 
@@ -121,6 +141,8 @@ struct dlprof_diag {
 	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */
 	__u64 preempt_retries;	/* counter snapshots retaken because the thread was switched mid-probe */
 	__u64 unwind_slots;	/* hijacked return slots an unwinder met (written back when it may) */
+	__u64 group_overflow;	/* calls counted for their function but in no group: group_stats was full (--by) */
+	__u64 proc_meta_full;	/* processes seen whose name and cgroup could not be kept: proc_meta was full */
 };
 
 #endif /* DLPROF_H */

@@ -245,6 +245,40 @@ static void test_selection_demangled(void **state)
 	cli_opts_free(&o);
 }
 
+/* top takes the live mode's selection, not its outputs; --html is a format and a file. */
+static void test_top_and_html(void **state)
+{
+	char *top[] = { "top", "--lib", "libz.so.1", "--func", "deflate*", "-p", "12", "--no-demangle", NULL };
+	char *top_out[] = { "top", "--lib", "libz.so.1", "-o", "x", NULL };
+	char *live_html[] = { "dlprof-bpf", "--lib", "libz.so.1", "--html", "page.html", NULL };
+	char *live_lines[] = { "dlprof-bpf", "--lib", "libz.so.1", "-i", "1", "--json", NULL };
+	char *report_html[] = { "report", "trace.d", "--html", "r.html", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(cli_parse_cmd(CLI_TOP, 8, top, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.nr_pids, 1);
+	assert_true(o.no_demangle);
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse_cmd(CLI_TOP, 5, top_out, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--output"));
+	cli_opts_free(&o);
+	assert_int_equal(parse(live_html, &o, err), 0);
+	assert_string_equal(o.format, "html");
+	assert_string_equal(o.output, "page.html");
+	cli_opts_free(&o);
+	assert_int_equal(parse(live_lines, &o, err), 0);
+	assert_true(o.json && o.interval_s == 1.0);
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse_cmd(CLI_REPORT, 4, report_html, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.format, "html");
+	assert_string_equal(o.input, "trace.d");
+	cli_opts_free(&o);
+	expect_error(ARGV("-l", "x", "-i", "1", "--html", "p.html"), "--html writes one page");
+	expect_error(ARGV("-l", "x", "--html", "p.html", "--json"), "exclude each other");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_selection_demangled),
 		cmocka_unit_test(test_export_formats),
+		cmocka_unit_test(test_top_and_html),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
+#include "model/attribution.h"
 #include "output/exporter.h"
 
 typedef int (*opt_handler)(struct profile_opts *o, const char *arg, char *err, size_t err_sz);
@@ -90,6 +91,16 @@ static int on_cgroup(struct profile_opts *o, const char *arg, char *err, size_t 
 static int on_container(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	return push_split(&o->containers, arg, "container", err, err_sz);
+}
+
+static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	int by = attr_by_parse(arg);
+
+	if (by < 0)
+		return fail(err, err_sz, "--by: '%s' is not one of %s", arg, attr_by_names());
+	o->by = by;
+	return 0;
 }
 
 static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
@@ -216,6 +227,12 @@ static int on_format(struct profile_opts *o, const char *arg, char *err, size_t 
 	return fail(err, err_sz, "--format: '%s' is not one of %s", arg, names);
 }
 
+static int on_html(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	o->format = "html";
+	return on_output(o, arg, err, err_sz);
+}
+
 static int on_weight(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!*arg)
@@ -254,39 +271,42 @@ static int on_verbose(struct profile_opts *o, const char *arg, char *err, size_t
 }
 
 static const struct cli_option options[] = {
-	{ CLI_PROFILE, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
-	{ CLI_PROFILE, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
-	{ CLI_PROFILE, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
-	{ CLI_PROFILE, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
-	{ CLI_PROFILE, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
-	{ CLI_PROFILE, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
-	{ CLI_PROFILE, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
-	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS", on_interval, 0 },
-	{ CLI_PROFILE, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
-	{ CLI_PROFILE, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", NULL, FLAG(leave_running) },
-	{ CLI_PROFILE, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events, 0 },
-	{ CLI_PROFILE, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
+	{ CLI_TARGET, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
+	{ CLI_TARGET, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
+	{ CLI_TARGET, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
+	{ CLI_TARGET, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
+	{ CLI_TARGET, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
+	{ CLI_TARGET, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
+	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
+	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
+	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
+	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS; with --json one JSON object per interval, its deltas and the totals (JSON Lines)", on_interval, 0 },
+	{ CLI_TARGET, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
+	{ CLI_TARGET, "leave-running", 0, NULL, "when the profile ends before the command: leave it running", NULL, FLAG(leave_running) },
+	{ CLI_TARGET, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events, 0 },
+	{ CLI_TARGET, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
 	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md); the same as --format json", NULL, FLAG(json) },
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
-	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
+	{ CLI_TARGET | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
 	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
 	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "format", 0, "NAME", "the output format: one of the formats below (export: perfetto by default)", on_format, 0 },
 	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },
-	{ CLI_PROFILE, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
-	{ CLI_PROFILE, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
-	{ CLI_PROFILE, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
-	{ CLI_PROFILE | CLI_MERGE | CLI_EXPORT, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write; export: the file to write (default: stdout)", on_output, 0 },
+	{ CLI_TARGET, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
+	{ CLI_TARGET, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
+	{ CLI_TARGET, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
+	{ CLI_PROFILE | CLI_MERGE | CLI_REPORT | CLI_EXPORT, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write; export: the file to write (default: stdout); report: the summary's file", on_output, 0 },
+	{ CLI_LIVE | CLI_REPORT, "html", 0, "FILE", "write a self-contained HTML report to FILE (docs/report-html.md); the same as --format html -o FILE", on_html, 0 },
 	{ CLI_RECORD, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size, 0 },
 	{ CLI_RECORD, "compress", 0, "MODE", "record: zlib (default) or none", on_compress, 0 },
 	{ CLI_MERGE, "compress", 0, "MODE", "none, zlib (default) or zlib:LEVEL (1-9)", on_merge_compress, 0 },
-	{ CLI_PROFILE, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
+	{ CLI_TARGET, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
 	{ CLI_ALL, "help", 'h', NULL, "show this help", NULL, FLAG(help) },
-	{ CLI_PROFILE, "version", 'V', NULL, "show the version", NULL, FLAG(version) },
+	{ CLI_TARGET, "version", 'V', NULL, "show the version", NULL, FLAG(version) },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump", "export" };
+static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump", "export", "top" };
 
 unsigned int cli_format_uses(enum cli_cmd cmd)
 {
@@ -350,7 +370,7 @@ static void build_getopt(enum cli_cmd cmd, const struct cli_option **order, stru
 			n++;
 		}
 	/* '+' (profiling): stop at the first non-option, the command's own arguments are not ours. */
-	if (cmd & CLI_PROFILE)
+	if (cmd & CLI_TARGET)
 		*shortopts++ = '+';
 	*shortopts++ = ':';
 	*shortopts = '\0';
@@ -402,8 +422,10 @@ static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err,
 		return fail(err, err_sz, "record needs -o DIR, the trace directory to write");
 	if (record && !opts->ringbuf_bytes)
 		opts->ringbuf_bytes = RINGBUF_BYTES_DEFAULT;
-	if (opts->interval_s && opts->json)
-		return fail(err, err_sz, "-i and --json exclude each other: --json prints one document at the end");
+	if (opts->interval_s && (opts->format && !strcmp(opts->format, "html")))
+		return fail(err, err_sz, "-i applies to the table and JSON: --html writes one page at the end");
+	if (opts->interval_s && opts->json && opts->by)
+		return fail(err, err_sz, "-i --json prints per-function deltas; drop -i for the --by rows, or --by for JSON Lines");
 	return 0;
 }
 
@@ -462,6 +484,8 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 		return fail(err, err_sz, "--format %s does not apply to %s (see 'dlprof-bpf %s --help')%s",
 			    opts->format, cli_cmd_name(cmd), cli_cmd_name(cmd),
 			    cmd == CLI_EXPORT ? "" : "; dlprof-bpf export writes it");
+	if (!strcmp(opts->format, "html") && (opts->json || opts->csv))
+		return fail(err, err_sz, "--html and --%s exclude each other: one output format", opts->json ? "json" : "csv");
 	if (opts->weight && strcmp(opts->format, "folded"))
 		return fail(err, err_sz, "--weight applies to --format folded");
 	opts->json = !strcmp(opts->format, "json");

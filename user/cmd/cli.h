@@ -23,10 +23,13 @@ enum cli_cmd {
 	CLI_REPORT = 1 << 3,
 	CLI_DUMP = 1 << 4,
 	CLI_EXPORT = 1 << 5,
+	CLI_TOP = 1 << 6,
 };
 #define CLI_PROFILE (CLI_LIVE | CLI_RECORD)
+/* What selects and drives a profile: live, record and top share it. */
+#define CLI_TARGET (CLI_PROFILE | CLI_TOP)
 #define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP | CLI_EXPORT)
-#define CLI_ALL (CLI_PROFILE | CLI_READ)
+#define CLI_ALL (CLI_TARGET | CLI_READ)
 
 struct profile_opts {
 	struct str_list libs;		/* --lib */
@@ -53,6 +56,8 @@ struct profile_opts {
 	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
 	bool no_demangle;		/* --no-demangle: symbols as the library spells them */
 	bool wide;			/* --wide: the table prints names whole */
+	int by;				/* --by: enum attr_by (model/attribution.h); 0: function */
+	bool raw_latency;		/* --raw-latency: times as measured, the probes' own cost included */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */

@@ -8,14 +8,23 @@
 
 #include "model/func_summary.h"
 #include "output/exporter.h"
+#include "output/output_file.h"
 #include "output/report.h"
+#include "output/report_html.h"
 #include "trace/trace_agg.h"
+#include "cmd/report_groups.h"
 #include "cmd/trace_cmds.h"
 #include "trace/trace_input.h"
 #include "cmd/trace_term.h"
 
-static int aggregate(struct trace_input *in, struct trace_agg *agg)
+/*
+ * tl: also the calls per thread over time (html); groups: --by process,
+ * each record also into its (function, process) row. NULL: neither.
+ */
+static int aggregate(struct trace_input *in, struct trace_agg *agg, struct report_timeline *tl,
+		     struct report_groups *groups)
 {
+	const struct trace_meta *m = trace_input__meta(in);
 	struct trace_progress prog;
 	const struct call_record *r;
 	__u64 n = 0;
@@ -24,6 +33,12 @@ static int aggregate(struct trace_input *in, struct trace_agg *agg)
 	trace_progress_init(&prog, "reading");
 	while ((ret = trace_input__next(in, &r)) > 0) {
 		trace_agg__add(agg, r);
+		if (tl)
+			report_timeline_add(tl, r->pid, r->tid, r->ts_ns);
+		if (groups && report_groups__add(groups, m, r)) {
+			ret = -ENOMEM;
+			break;
+		}
 		if (!(++n & 0xffff))
 			trace_progress_update(&prog, in);
 	}
@@ -48,21 +63,71 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 		info->elapsed_s = (double)(m->last_flush_ns - m->mono_start_ns) / 1e9;
 }
 
+/* The threads' command names, from the processes the metadata names. */
+static void name_tracks(struct report_timeline *tl, const struct trace_meta *m)
+{
+	for (size_t i = 0; i < tl->nr_tracks; i++) {
+		const struct trace_proc *p = trace_meta__find_process(m, tl->tracks[i].pid);
+
+		tl->tracks[i].comm = p && p->comm && *p->comm ? p->comm : NULL;
+	}
+}
+
+/* The summary into -o FILE (replaced whole once written) or stdout. 0 or -errno. */
+static int write_summary(const struct exporter *e, const struct profile_opts *opts, const struct report_row *rows,
+			 size_t n, const struct report_info *info)
+{
+	struct output_file *of = NULL;
+	char err[512];
+	FILE *out = stdout;
+	int ret;
+
+	if (opts->output && output_file__open(&of, opts->output, opts->input, err, sizeof(err))) {
+		errmsg("%s", err);
+		return -EINVAL;
+	}
+	if (of && !(out = output_file__stream(of)))
+		ret = -errno;
+	else
+		ret = e->summary(out, rows, n, info);
+	if (!ret && (fflush(out) || ferror(out)))
+		ret = -errno ?: -EIO;
+	if (!ret && of)
+		ret = output_file__commit(of);
+	if (ret)
+		errmsg("cannot write the report%s%s: %s; %s", of ? " to " : "", of ? opts->output : "",
+		       strerror(-ret), of ? "free some space or choose another file with -o" : "check where stdout goes");
+	output_file__free(of);
+	return ret;
+}
+
 static int report(struct trace_input *in, const struct profile_opts *opts)
 {
 	const struct exporter *e = exporter_find(opts->format);
 	const struct trace_meta *m = trace_input__meta(in);
+	bool draws = e->uses & EXPORT_USE_HIST;
+	struct report_timeline tl = { 0 };
+	bool by_process = opts->by == ATTR_BY_PROCESS;
+	struct report_groups groups = { .n = 0 };
 	struct report_row *rows = NULL;
 	char **demangled = NULL;
 	struct report_info info;
 	struct trace_agg agg;
+	size_t nr_rows = m->nr_funcs;
 	int ret, status = 1;
 
-	if (trace_agg__init(&agg, m->nr_funcs)) {
+	if (opts->by != ATTR_BY_FUNCTION && !by_process) {
+		errmsg("report --by %s: a trace keeps each process's name and cgroup id, not cgroup paths; "
+		       "use --by process, or --by %s while profiling live", attr_by_name(opts->by),
+		       attr_by_name(opts->by));
+		return 2;
+	}
+	if (trace_agg__init(&agg, m->nr_funcs) || (draws && report_timeline_init(&tl, m->mono_start_ns))) {
 		errmsg("out of memory");
+		trace_agg__fini(&agg);
 		return 1;
 	}
-	ret = aggregate(in, &agg);
+	ret = aggregate(in, &agg, draws ? &tl : NULL, by_process ? &groups : NULL);
 	if (ret < 0) {
 		errmsg("reading the trace failed: %s; try on a machine with more memory",
 			     strerror(-ret));
@@ -79,27 +144,37 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 		rows[i].func = demangled[i] ?: m->funcs[i].symbol;
 		rows[i].mangled = demangled[i] ? m->funcs[i].symbol : NULL;
 		func_summary_build(&rows[i].s, &agg.stats[i], agg.calls[i]);
+		rows[i].hist = agg.stats[i].hist;
 	}
-	report_sort(rows, m->nr_funcs);
+	if (by_process) {
+		free(rows);
+		rows = NULL;
+		if (report_groups__rows(&groups, m, demangled, &rows, &nr_rows)) {
+			errmsg("out of memory");
+			goto cleanup;
+		}
+	}
+	report_sort(rows, nr_rows);
 	fill_info(m, &info);
 	info.wide = opts->wide;
-	if (e->summary(stdout, rows, m->nr_funcs, &info)) {
-		errmsg("out of memory");
-		goto cleanup;
+	info.by = (enum attr_by)opts->by;
+	if (draws) {
+		name_tracks(&tl, m);
+		info.timeline = &tl;
 	}
+	if (write_summary(e, opts, rows, nr_rows, &info))
+		goto cleanup;
 	trace_report_damage(in, false);
 	if (agg.unknown_func)
 		errmsg("%" PRIu64 " records name functions the metadata does not list; "
 			     "they are left out", (uint64_t)agg.unknown_func);
-	if (fflush(stdout) || ferror(stdout)) {
-		errmsg("cannot write the report: %s; check where stdout goes", strerror(errno));
-		goto cleanup;
-	}
 	status = 0;
 cleanup:
+	report_timeline_fini(&tl);
 	free(rows);
 	trace_demangled_names_free(demangled, m->nr_funcs);
 	trace_agg__fini(&agg);
+	report_groups__fini(&groups);
 	return status;
 }
 

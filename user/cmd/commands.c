@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/cmd_top.h"
 #include "cmd/live.h"
 #include "cmd/trace_cmds.h"
 #include "output/exporter.h"
@@ -21,10 +22,12 @@ static const struct command commands[] = {
 	  "profile and print a summary table (the default)" },
 	{ "record", CLI_RECORD, cmd_record, "record -o DIR --lib LIB [options] [-p PID,... | --cgroup PATH | --container ID | -- COMMAND [ARGS...]]",
 	  "profile like live and write every call to a trace directory (docs/trace-format.md)" },
+	{ "top", CLI_TOP, cmd_top, "top --lib LIB [options] [-p PID,... | --cgroup PATH | --container ID | -- COMMAND [ARGS...]]",
+	  "profile like live, shown full-screen and refreshed every second (docs/top.md)" },
 	{ "merge", CLI_MERGE, cmd_merge, "merge DIR|FILE.dlt -o FILE.dlt [--compress=none|zlib|zlib:LEVEL]",
 	  "merge a trace directory into one .dlt file ordered by time" },
-	{ "report", CLI_REPORT, cmd_report, "report DIR|FILE.dlt [--json]",
-	  "the summary table of a recorded trace" },
+	{ "report", CLI_REPORT, cmd_report, "report DIR|FILE.dlt [--json | --html FILE]",
+	  "the summary table of a recorded trace, or its HTML report (docs/report-html.md)" },
 	{ "dump", CLI_DUMP, cmd_dump, "dump DIR|FILE.dlt [--csv]",
 	  "one line per recorded call, in time order (--csv)" },
 	{ "export", CLI_EXPORT, cmd_export, "export DIR|FILE.dlt [--format perfetto|folded] [--weight WHAT] [-o FILE]",

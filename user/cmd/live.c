@@ -18,6 +18,7 @@
 #include "cmd/live.h"
 #include "dlprof.h"
 #include "output/exporter.h"
+#include "output/interval_json.h"
 #include "output/output_file.h"
 #include "output/report.h"
 #include "probe/cgroup_target.h"
@@ -37,6 +38,7 @@ struct live {
 	struct session *session;
 	struct func_profile *funcs;
 	struct report_row *rows;
+	size_t cap_rows;	/* rows has room for this many (--by: one per function and group) */
 	struct report_info info;
 	const struct exporter *exporter;	/* the summary's format */
 	struct output_file *summary;	/* -o FILE of the live mode; NULL: stdout */
@@ -46,6 +48,14 @@ struct live {
 	bool write_error_reported;
 	bool cmd_done;
 	struct str_list cgroups;	/* --cgroup and --container, resolved: absolute v2 directories */
+	const struct live_view *view;	/* top: draws each tick instead of printing; NULL: live, record */
+	/* Each tick's deltas (-i --json, top): the totals and histograms of the tick before. */
+	__u64 *hists;			/* HIST_BUCKETS per function; NULL until a format or a tick needs them */
+	__u64 *prev_hists;
+	struct func_summary *prev;
+	struct interval_func *ivl;
+	unsigned int seq;
+	double start_s, last_tick_s;
 };
 
 static int verbosity;
@@ -66,13 +76,13 @@ static double now_s(void)
 }
 
 /* The final summary into -o FILE, which replaces FILE only once it is whole. */
-static int write_summary(struct live *l)
+static int write_summary(struct live *l, size_t n)
 {
 	FILE *out = output_file__stream(l->summary);
 	int err = out ? 0 : -errno;
 
 	if (out)
-		err = l->exporter->summary(out, l->rows, session__nr_funcs(l->session), &l->info);
+		err = l->exporter->summary(out, l->rows, n, &l->info);
 	if (!err)
 		err = output_file__commit(l->summary);
 	if (err)
@@ -108,6 +118,102 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.probe_runs = t->probe_runs;
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
+	l->info.by = (enum attr_by)l->opts.by;
+	l->info.group_overflow = t->group_overflow;
+	l->info.proc_meta_full = t->proc_meta_full;
+	l->info.compensated = t->compensated;
+	l->info.compensation_err = t->compensation_err;
+	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
+		l->info.probe_own_ns[k] = t->probe_own_ns[k];
+	}
+}
+
+/* --by: the rows per function and group in place of the per-function ones; *n their number. */
+static int fill_groups(struct live *l, size_t *n)
+{
+	const struct func_profile *g;
+	size_t ng;
+	int err;
+
+	err = session__read_groups(l->session, &g, &ng);
+	if (err) {
+		errmsg("cannot read the kernel's aggregates per %s: %s", attr_by_name(l->info.by), strerror(-err));
+		return err;
+	}
+	if (ng > l->cap_rows) {
+		struct report_row *rows = realloc(l->rows, ng * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		l->rows = rows;
+		l->cap_rows = ng;
+	}
+	for (size_t i = 0; i < ng; i++)
+		l->rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .mangled = g[i].mangled,
+						  .s = g[i].s, .entry_only = g[i].entry_only, .group = g[i].group };
+	*n = ng;
+	return 0;
+}
+
+/* Each tick as deltas beside the totals: -i --json and top. */
+static bool ticks_as_deltas(const struct live *l)
+{
+	return l->view || (l->opts.json && l->opts.interval_s);
+}
+
+/* The histograms, for the deltas' percentiles or a format that draws them; attached to the rows. */
+static int read_hists(struct live *l, bool final)
+{
+	size_t n = session__nr_funcs(l->session);
+	bool want = final ? (l->exporter->uses & EXPORT_USE_HIST) : ticks_as_deltas(l);
+	int err;
+
+	if (!want)
+		return 0;
+	if (!l->hists) {
+		l->hists = calloc(n ? n : 1, sizeof(__u64) * HIST_BUCKETS);
+		l->prev_hists = calloc(n ? n : 1, sizeof(__u64) * HIST_BUCKETS);
+		if (!l->hists || !l->prev_hists)
+			return -ENOMEM;
+	}
+	err = session__read_hists(l->session, l->hists);
+	for (size_t i = 0; i < n && !err; i++)
+		l->rows[i].hist = l->hists + i * HIST_BUCKETS;
+	return err;
+}
+
+/* This tick against the one before, in function order; then this tick becomes the one before. */
+static int tick_deltas(struct live *l)
+{
+	size_t n = session__nr_funcs(l->session);
+	struct interval_head h;
+	__u64 *swap;
+
+	if (!l->prev) {
+		l->prev = calloc(n ? n : 1, sizeof(*l->prev));
+		l->ivl = calloc(n ? n : 1, sizeof(*l->ivl));
+		if (!l->prev || !l->ivl)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		l->ivl[i].row = &l->rows[i];
+		func_delta_build(&l->ivl[i].d, &l->rows[i].s, &l->prev[i], l->hists + i * HIST_BUCKETS,
+				 l->prev_hists + i * HIST_BUCKETS);
+		l->prev[i] = l->rows[i].s;
+	}
+	/* Buffers trade places, the data stays: the rows still point at this tick's histograms. */
+	swap = l->prev_hists;
+	l->prev_hists = l->hists;
+	l->hists = swap;
+	h = (struct interval_head){ .seq = ++l->seq, .t_s = now_s() - l->start_s };
+	h.interval_s = h.t_s - l->last_tick_s;
+	l->last_tick_s = h.t_s;
+	if (l->view) {
+		l->view->tick(l->view->ctx, &h, l->ivl, n, &l->info);
+		return 0;
+	}
+	return interval_json_print(stdout, &h, l->ivl, n, &l->info);
 }
 
 static int print_report(struct live *l, bool final)
@@ -117,11 +223,19 @@ static int print_report(struct live *l, bool final)
 	int err;
 
 	err = session__read(l->session, final, l->funcs, &tot);
+	if (!err) {
+		fill_report(l, &tot);
+		err = read_hists(l, final);
+	}
 	if (err) {
 		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
 	}
-	fill_report(l, &tot);
+	if (!final && ticks_as_deltas(l)) {
+		err = tick_deltas(l);
+		fflush(stdout);
+		return err;
+	}
 	if (final) {
 		uint64_t untimed = report_untimed_calls(l->rows, n);
 		struct rusage ru;
@@ -131,9 +245,13 @@ static int print_report(struct live *l, bool final)
 		if (!getrusage(RUSAGE_SELF, &ru))
 			l->info.max_rss_kib = (uint64_t)ru.ru_maxrss;
 	}
+	if (l->info.by != ATTR_BY_FUNCTION && fill_groups(l, &n))
+		return -EIO;
 	report_sort(l->rows, n);
 	if (final && l->summary)
-		return write_summary(l);
+		return write_summary(l, n);
+	/* A JSON Lines stream (-i --json) ends with the summary on one line. */
+	l->info.one_line = final && l->opts.json && l->opts.interval_s;
 	if (!final) {
 		time_t now = time(NULL);
 		char ts[32];
@@ -213,10 +331,11 @@ static int run_loop(struct live *l, double start)
 	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
 
 	for (;;) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 			{ .fd = l->sig_fd, .events = POLLIN },
 			{ .fd = session__target_fd(l->session), .events = POLLIN },
 			{ .fd = session__poll_fd(l->session), .events = POLLIN },
+			{ .fd = l->view ? l->view->input_fd : -1, .events = POLLIN },
 		};
 		double now = now_s(), wake = deadline;
 		int timeout = -1, n, err;
@@ -228,7 +347,7 @@ static int run_loop(struct live *l, double start)
 		/* Records are submitted without wakeups: drain them on a timer. */
 		if (l->opts.record && (timeout < 0 || timeout > RECORD_DRAIN_MS))
 			timeout = RECORD_DRAIN_MS;
-		n = poll(fds, 3, timeout);
+		n = poll(fds, 4, timeout);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (l->opts.record) {
@@ -243,6 +362,8 @@ static int run_loop(struct live *l, double start)
 			return 0;
 		if (n > 0 && fds[1].fd >= 0 && (fds[1].revents & POLLIN) && !session__targets_alive(l->session))
 			return 0;	/* every -p process exited */
+		if (n > 0 && fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP)) && l->view->input(l->view->ctx))
+			return 0;
 		now = now_s();
 		if (deadline && now >= deadline) {
 			if (l->opts.command && !l->cmd_done)
@@ -368,6 +489,8 @@ static void session_opts_of(const struct profile_opts *o, const struct str_list 
 		.nr_cgroups = l_cgroups->cnt,
 		.leave_running = o->leave_running,
 		.list_skipped = o->verbose > 0,
+		.by = (enum attr_by)o->by,
+		.raw_latency = o->raw_latency,
 	};
 	cli_selection(o, &so->sel);
 }
@@ -403,7 +526,8 @@ static int start_session(struct live *l)
 		errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
 	note_table(session__table(l->session));
 	l->funcs = calloc(session__nr_funcs(l->session), sizeof(*l->funcs));
-	l->rows = calloc(session__nr_funcs(l->session), sizeof(*l->rows));
+	l->cap_rows = session__nr_funcs(l->session);
+	l->rows = calloc(l->cap_rows, sizeof(*l->rows));
 	if (!l->funcs || !l->rows)
 		return 1;
 	if (session__load(l->session, l->opts.record ? &ropts : NULL, msg, sizeof(msg))) {
@@ -450,22 +574,42 @@ static int resolve_cgroups(struct live *l, char *err, size_t err_sz)
 	return 0;
 }
 
-static int live_run(struct live *l, int argc, char **argv, bool record)
+/* The view takes the screen once the probes are in, and gives it back before anything else is said. */
+static int run_view(struct live *l, double start)
 {
+	int err = l->view->start(l->view->ctx);
+
+	if (err) {
+		errmsg("cannot set up the terminal: %s", strerror(-err));
+		/* Said: live_run only ends the profile. */
+		return -ECANCELED;
+	}
+	err = run_loop(l, start);
+	l->view->stop(l->view->ctx);
+	return err;
+}
+
+static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
+{
+	bool record = cmd == CLI_RECORD;
 	char msg[2048];
 	bool trace_failed;
 	double start;
 	int err;
 
-	err = cli_parse(argc, argv, record, &l->opts, msg, sizeof(msg));
+	err = cli_parse_cmd(cmd, argc, argv, &l->opts, msg, sizeof(msg));
 	if (err) {
 		errmsg("%s", msg);
 		return EXIT_USAGE;
 	}
 	if (l->opts.help) {
-		commands_print_help(stdout, record ? CLI_RECORD : CLI_LIVE);
+		commands_print_help(stdout, cmd);
 		return 0;
 	}
+	if (l->view && !l->opts.interval_s)
+		l->opts.interval_s = 1;
+	if (l->view && !l->opts.version && !l->opts.list_events && (err = l->view->check(l->view->ctx)))
+		return err;
 	if (l->opts.version) {
 		printf("dlprof-bpf %s\n", DLPROF_VERSION);
 		return 0;
@@ -506,32 +650,40 @@ static int live_run(struct live *l, int argc, char **argv, bool record)
 	err = start_session(l);
 	if (err)
 		return err;
-	start = now_s();
-	err = run_loop(l, start);
+	start = l->start_s = now_s();
+	err = l->view ? run_view(l, start) : run_loop(l, start);
 	if (l->opts.command)
 		end_command(l);
 	if (err) {
-		errmsg("waiting failed: %s", strerror(-err));
+		if (err != -ECANCELED)
+			errmsg("waiting failed: %s", strerror(-err));
 		return 1;
 	}
 	l->info.elapsed_s = now_s() - start;
 	detach_probes(l);
 	/* A trace that could not be finished (full disk) still gets the exact summary, then fails. */
 	trace_failed = l->opts.record && finish_recorder(l);
+	/* top's screen was the report. */
+	if (l->view)
+		return l->opts.command || l->exit_status ? l->exit_status : 0;
 	if (print_report(l, true) || trace_failed)
 		return 1;
 	return l->opts.command || l->exit_status ? l->exit_status : 0;
 }
 
-static int profile_main(int argc, char **argv, bool record)
+int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view *view)
 {
-	struct live l = { .sig_fd = -1 };
-	int status = live_run(&l, argc, argv, record);
+	struct live l = { .sig_fd = -1, .view = view };
+	int status = live_run(&l, cmd, argc, argv);
 
 	session__free(l.session);
 	output_file__free(l.summary);
 	free(l.funcs);
 	free(l.rows);
+	free(l.hists);
+	free(l.prev_hists);
+	free(l.prev);
+	free(l.ivl);
 	cli_opts_free(&l.opts);
 	str_list_free(&l.cgroups);
 	if (l.sig_fd >= 0)
@@ -541,10 +693,10 @@ static int profile_main(int argc, char **argv, bool record)
 
 int cmd_live(int argc, char **argv)
 {
-	return profile_main(argc, argv, false);
+	return live_profile(CLI_LIVE, argc, argv, NULL);
 }
 
 int cmd_record(int argc, char **argv)
 {
-	return profile_main(argc, argv, true);
+	return live_profile(CLI_RECORD, argc, argv, NULL);
 }

@@ -48,4 +48,27 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 	out->oncpu_ns = sum->oncpu_ns;
 	out->scaled = sum->scaled;
 	memcpy(out->counters, sum->counters, sizeof(out->counters));
+	out->raw_total_ns = sum->raw_total_ns;
+	out->raw_avg_ns = out->returns ? sum->raw_total_ns / out->returns : 0;
+	out->raw_oncpu_ns = sum->raw_oncpu_ns;
+}
+
+void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
+{
+	dst->unmatched += src->unmatched;
+	dst->unwound += src->unwound;
+	dst->total_ns += src->total_ns;
+	dst->oncpu_ns += src->oncpu_ns;
+	dst->raw_total_ns += src->raw_total_ns;
+	dst->raw_oncpu_ns += src->raw_oncpu_ns;
+	dst->scaled += src->scaled;
+	/* 0 is "no call yet" for min. */
+	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	for (size_t k = 0; k < DLPROF_MAX_EVENTS; k++)
+		dst->counters[k] += src->counters[k];
+	for (size_t b = 0; b < HIST_BUCKETS; b++)
+		dst->hist[b] += src->hist[b];
 }

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "dlprof.h"
+#include "model/attribution.h"
 
 /* Why a function is probed at entry only (calls exact, never timed); 0: it is not. */
 enum entry_only_why {
@@ -28,6 +29,10 @@ struct func_summary {
 	uint64_t oncpu_ns;	/* total over timed calls */
 	uint64_t scaled;	/* timed calls whose counters were extrapolated (multiplexed) */
 	uint64_t counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
+	/* Latency compensation: the times above are compensated, these raw; 0 without it. */
+	uint64_t raw_total_ns;
+	uint64_t raw_avg_ns;
+	uint64_t raw_oncpu_ns;
 };
 
 /* One probed function and what it did: what every front end reads. */
@@ -37,6 +42,7 @@ struct func_profile {
 	const char *mangled;		/* the symbol when func is its demangled form; NULL otherwise */
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed */
 	struct func_summary s;
+	struct attr_group group;	/* --by other than function: the row's group */
 };
 
 /*
@@ -46,6 +52,9 @@ struct func_profile {
  */
 uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
 		       uint64_t min_ns, uint64_t max_ns);
+
+/* dst += src: sums, histogram, min and max (a container's cgroups as one). */
+void func_stats_merge(struct func_stats *dst, const struct func_stats *src);
 
 void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls);
 

@@ -7,6 +7,7 @@
 #include "output/exporter.h"
 #include "output/export_formats.h"
 #include "output/report.h"
+#include "output/report_html.h"
 
 const char *export_base_name(const char *path)
 {
@@ -99,6 +100,24 @@ static void text_record(FILE *out, const struct export_head *h, const struct exp
 }
 
 /* One row per function that was called, the numbers raw (ns, counts). */
+/* --by: the group's columns, after the others (empty: unknown, or the host's no container). */
+static void csv_group(FILE *out, const struct attr_group *g, enum attr_by by)
+{
+	if (by == ATTR_BY_PROCESS) {
+		fprintf(out, ",%u,", g->pid);
+		csv_field(out, g->comm ? g->comm : "");
+		fprintf(out, ",%" PRIu64, g->cgroup_id);
+	} else if (by != ATTR_BY_FUNCTION) {
+		fputc(',', out);
+		csv_field(out, g->container_id ? g->container_id : "");
+		fputc(',', out);
+		csv_field(out, g->container ? g->container : "");
+		fputc(',', out);
+		csv_field(out, g->cgroup ? g->cgroup : "");
+		fprintf(out, ",%" PRIu64, g->cgroup_id);
+	}
+}
+
 static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
 {
 	fputs("lib,func,calls,timed,unmatched,total_ns,avg_ns,min_ns,max_ns,p50_ns,p90_ns,p99_ns,oncpu_ns", out);
@@ -106,6 +125,10 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 		fputc(',', out);
 		csv_field(out, info->events[k]);
 	}
+	if (info->by == ATTR_BY_PROCESS)
+		fputs(",pid,comm,cgroup_id", out);
+	else if (info->by != ATTR_BY_FUNCTION)
+		fputs(",container_id,container,cgroup,cgroup_id", out);
 	fputc('\n', out);
 	for (size_t i = 0; i < n; i++) {
 		const struct func_summary *s = &rows[i].s;
@@ -120,6 +143,7 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 			s->total_ns, s->avg_ns, s->min_ns, s->max_ns, s->p50_ns, s->p90_ns, s->p99_ns, s->oncpu_ns);
 		for (size_t k = 0; k < info->nr_events; k++)
 			fprintf(out, ",%" PRIu64, s->counters[k]);
+		csv_group(out, &rows[i].group, info->by);
 		fputc('\n', out);
 	}
 	return 0;
@@ -190,6 +214,8 @@ static const struct exporter exporters[] = {
 	  csv_record, NULL, NULL },
 	{ "json", "JSON: one document for a summary (docs/json-output.md), one object per line for dump",
 	  SUMMARY_DUMP, json_summary, NULL, json_record, NULL, NULL },
+	{ "html", "one self-contained HTML page: sortable table, latency histograms, a trace's timeline (docs/report-html.md)",
+	  EXPORT_USE_SUMMARY | EXPORT_USE_HIST, report_html_summary, NULL, NULL, NULL, NULL },
 	{ "perfetto", "Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing (docs/export-perfetto.md)",
 	  EXPORT_USE_TRACE, NULL, perfetto_begin, perfetto_record, perfetto_loss, perfetto_end },
 	{ "folded", "folded stacks for flamegraph.pl and speedscope, weighted by --weight (docs/export-folded.md)",

@@ -23,6 +23,7 @@ enum export_use {
 	EXPORT_USE_SUMMARY = 1 << 0,	/* live, report */
 	EXPORT_USE_DUMP = 1 << 1,	/* dump */
 	EXPORT_USE_TRACE = 1 << 2,	/* export */
+	EXPORT_USE_HIST = 1 << 3,	/* its summary draws the rows' histograms (report_row.hist) */
 };
 
 /* What a stream weighs a call by (folded): wall time, on-CPU time, or counter k (>= 0). */

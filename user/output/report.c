@@ -6,6 +6,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "attribution.h"
 #include "output/report.h"
 
 /* Why a function was probed at entry only: its JSON name and the table's footer line. */
@@ -21,15 +22,28 @@ static const struct {
 
 #define NR_WHYS (sizeof(entry_only_whys) / sizeof(entry_only_whys[0]))
 
+static int str_cmp(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
 static int row_cmp(const void *a, const void *b)
 {
 	const struct report_row *x = a, *y = b;
+	int c;
 
 	if (x->s.total_ns != y->s.total_ns)
 		return x->s.total_ns < y->s.total_ns ? 1 : -1;
 	if (x->s.calls != y->s.calls)
 		return x->s.calls < y->s.calls ? 1 : -1;
-	return strcmp(x->func, y->func);
+	c = strcmp(x->func, y->func);
+	if (c)
+		return c;
+	/* Rows of one function in several groups: in a stable order. */
+	if (x->group.pid != y->group.pid)
+		return x->group.pid < y->group.pid ? -1 : 1;
+	c = str_cmp(x->group.container, y->group.container);
+	return c ? c : str_cmp(x->group.cgroup, y->group.cgroup);
 }
 
 uint64_t report_untimed_calls(const struct report_row *rows, size_t n)
@@ -219,9 +233,94 @@ static void print_name(FILE *out, const struct report_row *rows, size_t i, struc
 	fprintf(out, "%.*s" ELLIPSIS "%s", head, name, name + len - (cut.width - 1 - head));
 }
 
+/* A cgroup path in the table: shortened in the middle past this, unless --wide. */
+#define CGROUP_COLS_MAX	40
+
+/* The group columns' widths (0: the column is not shown). */
+struct group_cols {
+	int comm, container, cgroup;
+};
+
+static int cgroup_width(const char *path, bool wide)
+{
+	int len = path ? (int)strlen(path) : 1;
+
+	return !wide && len > CGROUP_COLS_MAX ? CGROUP_COLS_MAX : len;
+}
+
+static struct group_cols group_widths(const struct report_row *rows, size_t n, const struct report_info *info)
+{
+	struct group_cols w = { 0 };
+
+	if (info->by == ATTR_BY_PROCESS)
+		w.comm = 15;	/* TASK_COMM_LEN - 1 */
+	if (info->by == ATTR_BY_CONTAINER || info->by == ATTR_BY_CGROUP) {
+		w.container = 9;
+		w.cgroup = 6;
+	}
+	for (size_t i = 0; i < n && w.container; i++) {
+		const struct attr_group *g = &rows[i].group;
+		int c = g->container ? (int)strlen(g->container) : 1, p = cgroup_width(g->cgroup, info->wide);
+
+		if (!rows[i].s.calls)
+			continue;
+		w.container = c > w.container ? c : w.container;
+		w.cgroup = p > w.cgroup ? p : w.cgroup;
+	}
+	return w;
+}
+
+static void print_group_head(FILE *out, const struct report_info *info, struct group_cols w)
+{
+	if (info->by == ATTR_BY_PROCESS)
+		fprintf(out, "%7s %-*s ", "PID", w.comm, "COMM");
+	else if (w.container)
+		fprintf(out, "%-*s %-*s ", w.container, "CONTAINER", w.cgroup, "CGROUP");
+}
+
+/* A row's group: "-" for what is unknown or not there (the host has no container). */
+static void print_group(FILE *out, const struct attr_group *g, const struct report_info *info,
+			struct group_cols w)
+{
+	const char *cg = g->cgroup ? g->cgroup : "-";
+	int len = (int)strlen(cg), head;
+
+	if (info->by == ATTR_BY_PROCESS) {
+		fprintf(out, "%7u %-*s ", g->pid, w.comm, g->comm && *g->comm ? g->comm : "-");
+		return;
+	}
+	if (!w.container)
+		return;
+	fprintf(out, "%-*s ", w.container, g->container ? g->container : "-");
+	if (len <= w.cgroup) {
+		fprintf(out, "%-*s ", w.cgroup, cg);
+		return;
+	}
+	/* The head keeps the slice, the tail the container's or service's own name. */
+	head = w.cgroup / 3;
+	fprintf(out, "%.*s" ELLIPSIS "%s ", head, cg, cg + len - (w.cgroup - 1 - head));
+}
+
+/* Which times the table shows: compensated, or raw because the calibration failed. */
+static void print_compensation(FILE *out, const struct report_info *info)
+{
+	char e[24], s[24];
+
+	if (info->compensated) {
+		report_format_ns(e, sizeof(e), info->probe_pair_ns[DLPROF_PROBE_EMULATED]);
+		report_format_ns(s, sizeof(s), info->probe_pair_ns[DLPROF_PROBE_STEPPED]);
+		fprintf(out, "# times are compensated: less the probes' own cost, calibrated at start (a probe pair "
+			"%s emulated, %s single-stepped); --raw-latency shows them as measured\n", e, s);
+	} else if (info->compensation_err) {
+		fprintf(out, "# times are raw, the probes' own cost included: calibrating it failed (%s)\n",
+			strerror(-info->compensation_err));
+	}
+}
+
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
+	struct group_cols gw = group_widths(rows, n, info);
 	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
@@ -242,6 +341,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	}
 	cut = info->wide ? (struct name_cut){ .width = fw } : choose_cut(rows, n, fw);
 	fw = cut.width;
+	print_group_head(out, info, gw);
 	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s %9s", fw, "FUNCTION", lw, "LIBRARY",
 		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", "ONCPU");
 	for (size_t k = 0; k < info->nr_events; k++)
@@ -265,6 +365,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		/* Never a 0 for a time nobody measured. */
 		for (int k = rows[i].entry_only != ENTRY_ONLY_NO ? 0 : 1; k < 6 && !s->returns; k++)
 			strcpy(t[k], "-");
+		print_group(out, &rows[i].group, info, gw);
 		print_name(out, rows, i, cut);
 		fprintf(out, " %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s",
 			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
@@ -319,6 +420,17 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		fprintf(out, "; %" PRIu64 " calls still running when the probes were removed (counted, not timed)",
 			info->in_flight);
 	fputc('\n', out);
+	print_compensation(out, info);
+	if (info->by != ATTR_BY_FUNCTION)
+		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
+			info->by == ATTR_BY_CONTAINER ? "; CONTAINER - is the host" : "");
+	if (info->group_overflow)
+		fprintf(out, "# %" PRIu64 " calls in no %s: the kernel's table of groups was full (%d entries); "
+			"the rows above leave them out, --by function counts them\n", info->group_overflow,
+			attr_by_name(info->by), DLPROF_MAX_GROUPS);
+	if (info->proc_meta_full)
+		fprintf(out, "# %" PRIu64 " processes unnamed: the kernel's table of processes was full (%d entries)\n",
+			info->proc_meta_full, DLPROF_MAX_PROCS);
 }
 
 static int add_u64(struct json_object *o, const char *key, uint64_t v)
@@ -338,6 +450,67 @@ static int add_events(struct json_object *doc, const struct report_info *info)
 	err = json_object_object_add(doc, "events", evs);
 	for (size_t k = 0; k < info->nr_events && !err; k++)
 		err = json_object_array_add(evs, json_object_new_string(info->events[k]));
+	return err;
+}
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+/* The row's group keys (docs/json-output.md): only those of info's --by. */
+static int add_group(struct json_object *o, const struct attr_group *g, enum attr_by by)
+{
+	int err = 0;
+
+	switch (by) {
+	case ATTR_BY_FUNCTION:
+		break;
+	case ATTR_BY_PROCESS:
+		err |= add_u64(o, "pid", g->pid);
+		err |= json_object_object_add(o, "comm", str_or_null(g->comm));
+		err |= add_u64(o, "cgroup_id", g->cgroup_id);
+		break;
+	case ATTR_BY_CGROUP:
+		err |= add_u64(o, "cgroup_id", g->cgroup_id);
+		/* fall through */
+	case ATTR_BY_CONTAINER:
+		err |= json_object_object_add(o, "cgroup", str_or_null(g->cgroup));
+		err |= json_object_object_add(o, "container_id", str_or_null(g->container_id));
+		err |= json_object_object_add(o, "container", str_or_null(g->container));
+		break;
+	}
+	return err;
+}
+
+/* "latency": compensated or raw, and what the calibration found (docs/json-output.md). */
+static int add_compensation(struct json_object *doc, const struct report_info *info)
+{
+	static const char *const class_names[DLPROF_PROBE_CLASSES] = {
+		[DLPROF_PROBE_EMULATED] = "emulated", [DLPROF_PROBE_STEPPED] = "single_stepped",
+	};
+	struct json_object *costs;
+	int err = 0;
+
+	err |= json_object_object_add(doc, "latency", json_object_new_string(info->compensated ? "compensated" : "raw"));
+	if (info->compensation_err)
+		err |= json_object_object_add(doc, "compensation_error",
+					      json_object_new_string(strerror(-info->compensation_err)));
+	if (!info->compensated)
+		return err;
+	costs = json_object_new_object();
+	if (!costs)
+		return -ENOMEM;
+	err |= json_object_object_add(doc, "probe_cost_ns", costs);
+	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		struct json_object *c = json_object_new_object();
+
+		if (!c)
+			return -ENOMEM;
+		err |= json_object_object_add(costs, class_names[k], c);
+		err |= add_u64(c, "pair", info->probe_pair_ns[k]);
+		err |= add_u64(c, "own", info->probe_own_ns[k]);
+	}
 	return err;
 }
 
@@ -376,6 +549,11 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 	err |= add_u64(o, "timed", s->returns);
 	err |= add_u64(o, "oncpu_ns", s->oncpu_ns);
 	err |= add_u64(o, "scaled_calls", s->scaled);
+	err |= add_group(o, &r->group, info->by);
+	/* Both: compensated above when the document says so, as measured here. */
+	err |= add_u64(o, "raw_total_ns", info->compensated ? s->raw_total_ns : s->total_ns);
+	err |= add_u64(o, "raw_avg_ns", info->compensated ? s->raw_avg_ns : s->avg_ns);
+	err |= add_u64(o, "raw_oncpu_ns", info->compensated ? s->raw_oncpu_ns : s->oncpu_ns);
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -412,6 +590,10 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);
 	err |= add_u64(doc, "in_flight_calls", info->in_flight);
+	err |= json_object_object_add(doc, "by", json_object_new_string(attr_by_name(info->by) ?: "function"));
+	err |= add_u64(doc, "group_overflow", info->group_overflow);
+	err |= add_u64(doc, "unnamed_processes", info->proc_meta_full);
+	err |= add_compensation(doc, info);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
 	err |= add_events(doc, info);
 	for (size_t i = 0; i < n && !err; i++) {
@@ -423,7 +605,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 		err |= r ? json_object_array_add(funcs, r) : -ENOMEM;
 	}
 	if (!err) {
-		fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+		fputs(json_object_to_json_string_ext(doc, (info->one_line ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY) |
 						     JSON_C_TO_STRING_NOSLASHESCAPE), out);
 		fputc('\n', out);
 	}

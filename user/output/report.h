@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "dlprof.h"
+#include "model/attribution.h"
 #include "model/func_summary.h"
 
 struct report_row {
@@ -17,7 +18,11 @@ struct report_row {
 	const char *mangled;	/* the symbol when func is its demangled form; NULL otherwise */
 	struct func_summary s;
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+	const __u64 *hist;	/* HIST_BUCKETS counts of the timed calls' wall time; NULL: not read (html draws it) */
+	struct attr_group group;	/* info->by other than function: the row's group */
 };
+
+struct report_timeline;
 
 struct report_info {
 	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
@@ -40,6 +45,15 @@ struct report_info {
 	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
 	double elapsed_s;
 	bool wide;			/* the table prints names whole (--wide) */
+	bool one_line;			/* JSON on one line: the last line of a JSON Lines stream (-i --json) */
+	const struct report_timeline *timeline;	/* calls per thread over time (a trace); NULL: none */
+	enum attr_by by;		/* what a row is: a function, or a function in a group (--by) */
+	uint64_t group_overflow;	/* --by: calls in no group (the kernel's map was full) */
+	uint64_t proc_meta_full;	/* processes whose name the kernel's map had no room for */
+	bool compensated;		/* times less the probes' own cost (docs/latency-compensation.md) */
+	int compensation_err;		/* -errno: the calibration failed, the times are raw */
+	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
 };
 
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */

@@ -93,3 +93,21 @@ cleanup:
 	free(diag_cpu);
 	return err;
 }
+
+int kernel_hists_read(const struct kernel_maps *km, size_t nr_funcs, __u64 *hists)
+{
+	struct func_stats *stats = malloc(sizeof(*stats));
+	int err = 0;
+
+	if (!stats)
+		return -ENOMEM;
+	for (__u32 id = 0; id < nr_funcs; id++) {
+		if (bpf_map_lookup_elem(km->stats_fd, &id, stats)) {
+			err = -errno;
+			break;
+		}
+		memcpy(hists + (size_t)id * HIST_BUCKETS, stats->hist, sizeof(stats->hist));
+	}
+	free(stats);
+	return err;
+}

@@ -13,6 +13,9 @@ struct kernel_maps {
 	int calls_fd;
 	int diag_fd;
 	int records_fd;		/* -1 when the object emits no records */
+	int groups_fd;		/* group_stats: per (function, group), --by */
+	int proc_meta_fd;	/* proc_meta: each process's name and cgroup at first sight */
+	int cgroup_meta_fd;	/* cgroup_meta: each grouped cgroup's path */
 	int prog_fds[3];	/* entry, return, session; -1: not loaded */
 };
 
@@ -33,5 +36,11 @@ void kernel_probe_runtime(const struct kernel_maps *km, uint64_t *run_ns, uint64
  */
 int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
 		      struct func_profile *rows, struct dlprof_diag *diag);
+
+/*
+ * The wall-time histogram of each function's timed calls into
+ * hists[id * HIST_BUCKETS ...] (id < nr_funcs). Returns 0 or -errno.
+ */
+int kernel_hists_read(const struct kernel_maps *km, size_t nr_funcs, __u64 *hists);
 
 #endif /* DLPROF_KERNEL_STATS_H */

@@ -114,13 +114,14 @@ static void lib_image_free(struct lib_image *img)
  */
 static int place_func(const struct probe_selection *opts, const struct elf_func *f,
 		      const struct lib_image *img, const uint64_t *starts, size_t nr_starts,
-		      uint64_t *offset)
+		      uint64_t *offset, bool *stepped)
 {
 	struct placement_func fn = { .size = f->size, .file_offset = f->file_offset };
 	struct placement pl;
 	int err;
 
 	*offset = f->file_offset;
+	*stepped = false;
 	if (f->file_offset >= img->size)
 		return 0;
 	fn.code = img->base + f->file_offset;
@@ -133,6 +134,8 @@ static int place_func(const struct probe_selection *opts, const struct elf_func 
 	/* --placement entry: move only off an entry the kernel refuses. */
 	if (pl.kind == PLACE_MOVED && (!opts->placement_entry || !uprobe_insn_probeable(pl.entry_class)))
 		*offset = pl.offset;
+	/* The latency compensation charges each probe the cost of its class. */
+	*stepped = *offset == pl.offset ? !pl.emulated : pl.entry_class != UPROBE_INSN_EMULATED;
 	return 0;
 }
 
@@ -185,10 +188,11 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		const struct elf_func *f = &elf->funcs[i];
 		struct probe_func *pf = &t->funcs[t->nr_funcs + n];
 		uint64_t offset;
+		bool stepped;
 
 		if (!probe_table_selects(opts, f->name, f->aliases))
 			continue;
-		if (place_func(opts, f, img, starts, elf->cnt, &offset)) {
+		if (place_func(opts, f, img, starts, elf->cnt, &offset, &stepped)) {
 			err = add_name(&lib->unprobeable, &lib->nr_unprobeable, f->name);
 			continue;
 		}
@@ -200,6 +204,7 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		pf->demangled = opts->no_demangle ? NULL : demangle(f->name);
 		pf->lib = lib_idx;
 		pf->offset = offset;
+		pf->stepped = stepped;
 		pf->entry_only = ENTRY_ONLY_NO;
 		if (keeps_return_address(f, img)) {
 			pf->entry_only = ENTRY_ONLY_RETURN_ADDRESS;
@@ -397,7 +402,8 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nr_funcs; i++) {
 		t->offsets[i] = t->funcs[i].offset;
-		t->cookies[i] = i | (t->funcs[i].entry_only ? DLPROF_COOKIE_ENTRY_ONLY : 0);
+		t->cookies[i] = i | (t->funcs[i].entry_only ? DLPROF_COOKIE_ENTRY_ONLY : 0) |
+				(t->funcs[i].stepped ? DLPROF_COOKIE_STEPPED : 0);
 	}
 	return 0;
 }

@@ -45,6 +45,7 @@ struct probe_func {
 	size_t lib;			/* index into libs */
 	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
 	enum entry_only_why entry_only;	/* no return probe, and why */
+	bool stepped;			/* the probed instruction is single-stepped, not emulated */
 };
 
 struct probe_table {
@@ -54,7 +55,7 @@ struct probe_table {
 	struct probe_func *funcs;
 	size_t nr_funcs;
 	uint64_t *offsets;		/* nr_funcs, as the attacher wants them */
-	uint64_t *cookies;		/* the id, and DLPROF_COOKIE_ENTRY_ONLY (include/dlprof.h) */
+	uint64_t *cookies;		/* the id, DLPROF_COOKIE_ENTRY_ONLY and _STEPPED (include/dlprof.h) */
 };
 
 /*

@@ -2,9 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "attribution.h"
 #include "probe/kernel_stats.h"
 #include "probe/proc_info.h"
 #include "probe/recorder.h"
@@ -33,16 +36,27 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* A process seen for the first time: its name and cgroup into the metadata, while it lives. */
+/*
+ * A process seen for the first time: its name and cgroup into the
+ * metadata, as the BPF side took them at its first probed call (or exec),
+ * so a process that exited before this drain is named too. /proc only
+ * when the BPF side had no room for it.
+ */
 static void note_process(struct recorder *r, __u32 pid)
 {
 	struct trace_meta *m = trace_writer__meta(r->writer);
+	struct proc_meta pm;
 	uint64_t cgroup_id = 0;
 	char comm[64] = "";
 
 	if (trace_meta__find_process(m, pid))
 		return;
-	proc_info_read((pid_t)pid, comm, sizeof(comm), &cgroup_id);
+	if (!bpf_map_lookup_elem(r->maps.proc_meta_fd, &pid, &pm)) {
+		snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(pm.comm), pm.comm);
+		cgroup_id = pm.cgroup_id;
+	} else {
+		proc_info_read((pid_t)pid, comm, sizeof(comm), &cgroup_id);
+	}
 	trace_meta__set_process(m, pid, comm, cgroup_id);
 }
 

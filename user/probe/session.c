@@ -16,8 +16,11 @@
 
 #include "dlprof.h"
 #include "probe/attach.h"
+#include "probe/calibrate.h"
 #include "probe/detacher.h"
 #include "probe/events.h"
+#include "attribution.h"
+#include "probe/kernel_groups.h"
 #include "probe/kernel_stats.h"
 #include "probe/preflight.h"
 #include "probe/probe_attach.h"
@@ -38,6 +41,7 @@ struct session {
 	struct kernel_maps maps;
 	struct attacher *attacher;
 	struct recorder *recorder;
+	struct kernel_groups *groups;	/* --by: the rows and names of the last read */
 	struct launched_cmd cmd;
 	struct session_totals tot;
 	int *event_fds;			/* nr_cpus * DLPROF_MAX_EVENTS */
@@ -186,6 +190,9 @@ static void note_maps(struct session *s)
 		.calls_fd = bpf_map__fd(k->maps.call_counts),
 		.diag_fd = bpf_map__fd(k->maps.diag),
 		.records_fd = bpf_map__fd(k->maps.records),
+		.groups_fd = bpf_map__fd(k->maps.group_stats),
+		.proc_meta_fd = bpf_map__fd(k->maps.proc_meta),
+		.cgroup_meta_fd = bpf_map__fd(k->maps.cgroup_meta),
 		.prog_fds = { bpf_program__fd(k->progs.dlprof_entry), bpf_program__fd(k->progs.dlprof_return),
 			      bpf_program__fd(k->progs.dlprof_session) },
 	};
@@ -208,6 +215,62 @@ static int fill_cgroup_targets(struct session *s)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * --by and the trace's process names: the group kind the BPF side keys by,
+ * and room in the maps only where they are used (a group's entry holds a
+ * whole histogram).
+ */
+static int setup_attribution(struct session *s, bool record)
+{
+	static const __u32 kernel_by[] = {
+		[ATTR_BY_FUNCTION] = DLPROF_BY_FUNCTION,
+		[ATTR_BY_PROCESS] = DLPROF_BY_PROCESS,
+		[ATTR_BY_CONTAINER] = DLPROF_BY_CGROUP,	/* a container's cgroups merged in userspace */
+		[ATTR_BY_CGROUP] = DLPROF_BY_CGROUP,
+	};
+	struct profile_bpf *k = s->skel;
+	__u32 by = kernel_by[s->opts.by];
+	int err = 0;
+
+	k->rodata->group_by = by;
+	k->rodata->proc_meta_on = record || by == DLPROF_BY_PROCESS;
+	if (by != DLPROF_BY_FUNCTION)
+		err = bpf_map__set_max_entries(k->maps.group_stats, DLPROF_MAX_GROUPS);
+	if (!err && by == DLPROF_BY_CGROUP)
+		err = bpf_map__set_max_entries(k->maps.cgroup_meta, DLPROF_MAX_GROUPS);
+	if (!err && k->rodata->proc_meta_on)
+		err = bpf_map__set_max_entries(k->maps.proc_meta, DLPROF_MAX_PROCS);
+	return err;
+}
+
+/*
+ * What probing costs here, before any target probe is attached: the BPF
+ * side subtracts it from each call (docs/latency-compensation.md). A
+ * calibration that fails leaves the costs at 0: the latencies are then
+ * raw, and the totals say why.
+ */
+static void calibrate(struct session *s)
+{
+	struct attach_progs progs = probe_progs(s);
+	struct probe_costs c;
+	int err;
+
+	s->skel->bss->calibrating = 1;
+	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
+	s->skel->bss->calibrating = 0;
+	if (err) {
+		s->tot.compensation_err = err;
+		return;
+	}
+	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
+		s->skel->bss->comp_pair_ns[k] = c.pair_ns[k];
+		s->skel->bss->comp_own_ns[k] = c.own_ns[k];
+		s->tot.probe_pair_ns[k] = c.pair_ns[k];
+		s->tot.probe_own_ns[k] = c.own_ns[k];
+	}
+	s->tot.compensated = true;
 }
 
 /*
@@ -234,6 +297,9 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	for (size_t k = 0; k < s->events.cnt; k++)
 		s->skel->rodata->event_task[k] = s->events.ev[k]->task;
 	s->skel->rodata->unwind_fix = s->unwind_fix;
+	err = setup_attribution(s, ropts != NULL);
+	if (err)
+		return err;
 	if (ropts) {
 		s->skel->rodata->emit_records = 1;
 		/* Woken early at a quarter full; otherwise drained on the front end's timer. */
@@ -242,11 +308,14 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		if (err)
 			return err;
 	}
+	s->skel->rodata->compensate = !s->opts.raw_latency;
 	err = bpf_map__set_max_entries(s->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
+	/* The functions, then one calibration id per probe class (probe/calibrate.h). */
 	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.call_counts, (__u32)s->table.nr_funcs);
+		err = bpf_map__set_max_entries(s->skel->maps.call_counts,
+					       (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
 	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs);
+		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
 	progs = probe_progs(s);
 	if (!err)
 		err = attach_prepare_progs(&progs, s->mode);
@@ -260,10 +329,14 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prog(s->skel->progs.dlprof_exit, &s->skel->links.dlprof_exit);
 	if (!err)
 		err = attach_prog(s->skel->progs.dlprof_switch, &s->skel->links.dlprof_switch);
-	if (!err && (s->opts.command || s->opts.nr_pids))
+	if (!err && (s->opts.command || s->opts.nr_pids || s->skel->rodata->proc_meta_on))
 		err = attach_prog(s->skel->progs.dlprof_fork, &s->skel->links.dlprof_fork);
+	if (!err && s->skel->rodata->proc_meta_on)
+		err = attach_prog(s->skel->progs.dlprof_exec, &s->skel->links.dlprof_exec);
 	if (!err)
 		note_maps(s);
+	if (!err && !s->opts.raw_latency)
+		calibrate(s);
 	return err;
 }
 
@@ -477,10 +550,30 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 	s->tot.orphan_returns = diag.orphan_returns;
 	s->tot.unwind_slots = diag.unwind_slots;
 	s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+	s->tot.group_overflow = diag.group_overflow;
+	s->tot.proc_meta_full = diag.proc_meta_full;
 	if (final)
 		kernel_probe_runtime(&s->maps, &s->tot.probe_run_ns, &s->tot.probe_runs);
 	*tot = s->tot;
 	return 0;
+}
+
+int session__read_hists(struct session *s, __u64 *hists)
+{
+	return kernel_hists_read(&s->maps, s->table.nr_funcs, hists);
+}
+
+int session__read_groups(struct session *s, const struct func_profile **rows, size_t *n)
+{
+	*rows = NULL;
+	*n = 0;
+	if (s->opts.by == ATTR_BY_FUNCTION)
+		return 0;
+	if (!s->groups)
+		s->groups = kernel_groups__new(s->opts.by, NULL);
+	if (!s->groups)
+		return -ENOMEM;
+	return kernel_groups__read(s->groups, &s->maps, &s->table, rows, n);
 }
 
 void session__totals(const struct session *s, struct session_totals *tot)
@@ -560,6 +653,7 @@ void session__free(struct session *s)
 		launched_cmd__abort(&s->cmd);
 	attacher__free(s->attacher);
 	recorder__free(s->recorder);
+	kernel_groups__free(s->groups);
 	profile_bpf__destroy(s->skel);
 	probe_table__free(&s->table);
 	if (s->event_fds)

@@ -45,6 +45,8 @@ struct session_opts {
 	size_t nr_cgroups;		/* at most DLPROF_MAX_CGROUPS */
 	bool leave_running;		/* the launched command may outlive the profiler */
 	bool list_skipped;		/* attach: name each function the kernel refused (on stderr) */
+	enum attr_by by;		/* --by: rows per function (default), process, container or cgroup */
+	bool raw_latency;		/* --raw-latency: no compensation for the probes' own cost */
 };
 
 /* Every call as a record, into a trace directory (session__load). */
@@ -72,6 +74,12 @@ struct session_totals {
 	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
 	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1) */
 	uint64_t probe_runs;
+	bool compensated;		/* latencies less the probes' cost (probe/calibrate.h) */
+	int compensation_err;		/* -errno: the calibration failed, the latencies are raw */
+	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a nested probe pair's cost */
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' share */
+	uint64_t group_overflow;	/* --by: calls counted for their function but in no group (map full) */
+	uint64_t proc_meta_full;	/* processes whose name could not be kept (map full) */
 	uint64_t records_written;	/* record mode, once finished */
 	uint64_t records_lost;
 };
@@ -127,6 +135,20 @@ void session_list_events(FILE *out);
  */
 size_t session__nr_funcs(const struct session *s);
 int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot);
+/*
+ * The wall-time histograms (include/histogram.h) of the timed calls,
+ * HIST_BUCKETS counts per function into hists[i * HIST_BUCKETS ...]: what
+ * percentiles over an interval need (the difference of two reads). Read
+ * apart from session__read, a call may land between the two.
+ */
+int session__read_hists(struct session *s, __u64 *hists);
+
+/*
+ * --by other than function: one row per (function, group) that had calls,
+ * named (model/attribution.h); *rows owned by the session, valid until the
+ * next call or session__free. Read session__read first for the totals.
+ */
+int session__read_groups(struct session *s, const struct func_profile **rows, size_t *n);
 
 /* The totals as last read or set, without reading the kernel's maps. */
 void session__totals(const struct session *s, struct session_totals *tot);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Attribution (--by): the in-kernel aggregates keyed by (function, group),
+ * and what the BPF side captures about processes and cgroups at first
+ * sight, so a process that lived a few milliseconds is still named.
+ * Shared by the BPF programs and userspace (docs/containers.md,
+ * "Attribution keys").
+ */
+#ifndef DLPROF_ATTRIBUTION_H
+#define DLPROF_ATTRIBUTION_H
+
+#include "dlprof.h"
+
+/* What a group is (rodata group_by). Containers are cgroups, merged in userspace. */
+enum dlprof_group_by {
+	DLPROF_BY_FUNCTION = 0,		/* no group: the per-function aggregates alone */
+	DLPROF_BY_PROCESS = 1,		/* group = tgid */
+	DLPROF_BY_CGROUP = 2,		/* group = cgroup v2 id (bpf_get_current_cgroup_id()) */
+};
+
+/*
+ * Entries of group_stats: each holds a whole histogram (~5.3 KiB), and the
+ * map is preallocated (an entry allocated at a call could fail under a
+ * burst), so 4096 entries take ~22 MiB, only when --by is not function.
+ * Calls of groups beyond it are counted in diag.group_overflow and stay in
+ * the per-function aggregates.
+ */
+#define DLPROF_MAX_GROUPS	4096
+
+/* Processes whose name and cgroup the BPF side keeps (proc_meta). */
+#define DLPROF_MAX_PROCS	65536
+
+/* The kernel's TASK_COMM_LEN. */
+#define DLPROF_COMM_LEN		16
+
+/*
+ * A cgroup's path as the BPF side saw it, leaf first: the directory may be
+ * gone (a container that exited) when userspace reads it. A container id
+ * component is at most "cri-containerd-" + 64 hex + ".scope" (85 bytes).
+ */
+#define DLPROF_CGROUP_LEVELS	8
+#define DLPROF_CGROUP_NAME_LEN	96
+
+struct group_key {
+	__u32 func_id;
+	__u32 pad;		/* zero: keys are compared as bytes */
+	__u64 group;		/* tgid or cgroup id (enum dlprof_group_by) */
+};
+
+struct group_stats {
+	__u64 calls;		/* entries: exact */
+	struct func_stats s;
+};
+
+/* Captured at a process's first probed call and at each exec. */
+struct proc_meta {
+	__u64 cgroup_id;	/* cgroup v2 id at that moment */
+	char comm[DLPROF_COMM_LEN];	/* the thread group leader's */
+};
+
+/* Captured when a cgroup first becomes a group. */
+struct cgroup_meta {
+	__u32 levels;		/* names[] filled, leaf first */
+	__u32 truncated;	/* deeper than DLPROF_CGROUP_LEVELS: the top is missing */
+	char names[DLPROF_CGROUP_LEVELS][DLPROF_CGROUP_NAME_LEN];
+};
+
+#endif /* DLPROF_ATTRIBUTION_H */

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Overhead-compensated latency: an outer function spins ~20 us around 20
+calls of a probed function whose entry the kernel emulates (push %rbp). Its
+compensated latency must be within 25% of its unprobed time, which the
+workload measures itself before the profiler attaches; its raw latency is
+far off (the probes of the 20 inner calls are inside it). Runner and
+helpers: itest.py; the workload: tests/progs/comp_driver.c."""
+import os
+import subprocess
+import sys
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+COMP_DRIVER = os.environ.get("COMP_DRIVER", "")
+COMP_LIB = os.environ.get("COMP_LIB", "")
+
+
+def profile_comp(extra, spin_ns=20000, inner=20, calls=300):
+    """(unprobed median ns, the profile's JSON) of one comp_driver run."""
+    d = subprocess.Popen([COMP_DRIVER, str(spin_ns), str(inner), str(calls)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        line = d.stdout.readline()
+        check(line.startswith("unprobed_ns "), f"comp_driver said {line!r}")
+        unprobed = int(line.split()[1])
+        check(d.stdout.readline().startswith("ready "), "comp_driver did not get ready")
+        prof = start_profiler(["--lib", COMP_LIB, "-p", str(d.pid)] + list(extra))
+        drive(d)
+        return unprobed, stop_profiler(prof)
+    finally:
+        finish(d)
+
+
+@modes("session", "multi", "classic")
+def test_compensated_outer_near_unprobed():
+    unprobed, doc = profile_comp([])
+    check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
+    costs = doc["probe_cost_ns"]
+    check(costs["emulated"]["pair"] > 0 and costs["single_stepped"]["pair"] > costs["emulated"]["pair"],
+          f"calibrated costs {costs}")
+    outer, inner = func(doc, "comp_outer"), func(doc, "comp_inner")
+    check(outer["calls"] == 300 and inner["calls"] == 300 * 20, f"calls {outer['calls']}, {inner['calls']}")
+    off = outer["p50_ns"] / unprobed
+    print(f"unprobed {unprobed} ns, compensated p50 {outer['p50_ns']} ns ({off:.2f}x), "
+          f"raw avg {outer['raw_avg_ns']} ns, probe pair {costs['emulated']['pair']} ns")
+    check(0.75 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
+    check(outer["raw_total_ns"] > outer["total_ns"], "raw times not kept beside the compensated ones")
+
+
+@modes("session")
+def test_raw_latency_includes_probes():
+    """--raw-latency: the same call measured with its probes' cost (20 nested pairs)."""
+    unprobed, doc = profile_comp(["--raw-latency"])
+    outer = func(doc, "comp_outer")
+    check(doc["latency"] == "raw" and "probe_cost_ns" not in doc, f"latency {doc['latency']}")
+    check(outer["raw_total_ns"] == outer["total_ns"], "raw_total_ns differs from total_ns in a raw profile")
+    off = outer["p50_ns"] / unprobed
+    print(f"unprobed {unprobed} ns, raw p50 {outer['p50_ns']} ns ({off:.2f}x)")
+    check(off >= 1.5, f"raw p50 {outer['p50_ns']} ns only {off:.2f}x the unprobed {unprobed} ns")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))

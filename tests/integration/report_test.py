@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Integration tests of the reports people and programs read while and after
+profiling: the live mode's interval JSON Lines (-i --json) and the HTML
+report (report --html, --html), loaded in headless Chromium. The outputs do
+not depend on the attach mode: one is enough."""
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+SLEEP_MS, SLEEPS = 20, 60
+NESTED = 300
+CXX_DRIVER = os.environ.get("DLCXX_DRIVER", "")
+# Where the screenshots are kept: the meson build directory (DLPROF is BUILD/user/dlprof-bpf).
+ARTIFACTS = os.path.join(os.path.dirname(os.path.dirname(DLPROF)), "test-artifacts")
+
+
+class Dom(html.parser.HTMLParser):
+    """What the checks read from the DOM Chromium dumps after the page's script ran."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = {}
+        self.rows = []          # per table row: {"cells": {class: (data-v, text)}, "bars": [counts]}
+        self.tracks = []        # timeline tracks' data-calls
+        self.cell = None
+        self.external = []      # anything that would fetch from elsewhere
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("src", "href"):
+            if key in a:
+                self.external.append(f"{tag} {key}={a[key]}")
+        if tag == "body":
+            self.body = a
+        elif tag == "tr" and self.rows is not None and self.body:
+            self.rows.append({"cells": {}, "bars": []})
+        elif tag == "td" and self.rows:
+            self.cell = [a.get("class", ""), a.get("data-v"), ""]
+        elif tag == "rect" and "bar" in a.get("class", "").split() and self.rows:
+            self.rows[-1]["bars"].append(int(a["data-count"]))
+        elif tag == "g" and a.get("class") == "track":
+            self.tracks.append(int(a["data-calls"]))
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[2] += data
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            cls, v, text = self.cell
+            self.rows[-1]["cells"].setdefault(cls, (v, text))
+            self.cell = None
+
+
+def chromium():
+    exe = shutil.which("chromium")
+    if not exe:
+        raise Skip("chromium is not installed (scripts/deps installs it): the page cannot be loaded")
+    return exe
+
+
+def load(page, fragment=""):
+    """The page in headless Chromium: the DOM once its script ran."""
+    p = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                        f"file://{page}{fragment}"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and "<html" in p.stdout, f"chromium --dump-dom rc {p.returncode}: {p.stderr[-500:]}")
+    dom = Dom()
+    dom.feed(p.stdout)
+    dom.rows = [r for r in dom.rows if r["cells"]]
+    return dom
+
+
+def screenshot(page, name):
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    png = os.path.join(ARTIFACTS, name)
+    p = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
+                        f"--screenshot={png}", f"file://{page}"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and os.path.getsize(png) > 0, f"chromium --screenshot rc {p.returncode}: {p.stderr[-500:]}")
+    print(f"screenshot: {png}")
+
+
+def names(dom):
+    return [r["cells"]["name"][1] for r in dom.rows]
+
+
+@modes("session")
+def test_interval_json_lines():
+    args = base_args(["-i", "0.25", "--lib", LIB, "--func", "dlt_*", "--", DRIVER, "sleep", str(SLEEP_MS), str(SLEEPS)])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"rc {p.returncode}: {p.stderr}")
+    lines = p.stdout.splitlines()
+    docs = [json.loads(l) for l in lines]  # every line a JSON object on its own
+    intervals, summary = docs[:-1], docs[-1]
+    check(len(intervals) >= 3, f"{len(intervals)} interval lines for a {SLEEP_MS * SLEEPS} ms run with -i 0.25")
+    check("interval" not in summary and summary["functions_attached"] >= 1, f"last line is not the summary: {lines[-1]}")
+    sums, prev_t = {}, 0
+    for n, d in enumerate(intervals, 1):
+        check(d["interval"] == n and d["t_s"] > prev_t and d["interval_s"] > 0, f"line {n}: {d}")
+        prev_t = d["t_s"]
+        for f in d["functions"]:
+            acc = sums.setdefault(f["name"], {})
+            for key in ("calls", "timed", "unmatched", "total_ns", "oncpu_ns"):
+                acc[key] = acc.get(key, 0) + f["interval"][key]
+                # What the intervals added up to so far is what the totals say.
+                check(acc[key] == f["total"][key], f"line {n} {f['name']}: {key} deltas sum to {acc[key]}, total {f['total'][key]}")
+            for ev, v in f["interval"]["counters"].items():
+                acc[ev] = acc.get(ev, 0) + v
+                check(acc[ev] == f["total"]["counters"][ev], f"line {n} {f['name']}: {ev} deltas do not sum to the total")
+            if f["interval"]["timed"]:
+                # The interval's percentiles, from histogram deltas: a 20 ms sleep's, within the buckets' 3.2%.
+                check(0.97 * SLEEP_MS * 1e6 <= f["interval"]["p50_ns"] <= f["interval"]["p99_ns"],
+                      f"line {n}: interval percentiles {f['interval']}")
+    f = func(summary, "dlt_sleep_ms")
+    check(f["calls"] == SLEEPS == oracle(p.stderr, "calls"), f"summary calls {f['calls']} != {SLEEPS}")
+    last = next(x for x in intervals[-1]["functions"] if x["name"] == "dlt_sleep_ms")
+    # Calls after the last tick are in the summary alone.
+    check(last["total"]["calls"] <= f["calls"] and sums["dlt_sleep_ms"]["calls"] == last["total"]["calls"],
+          f"last interval total {last['total']['calls']}, summary {f['calls']}")
+    check(any(x["functions"] and x["functions"][0]["interval"]["calls"] for x in intervals[1:]), "no later interval saw calls")
+
+
+@modes("session")
+def test_html_report_chromium():
+    chromium()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, _ = record(tmp, [DRIVER, "nested", LATE_LIB, str(NESTED)], ["--lib", LATE_LIB])
+        _, calls, _ = dump_csv(trace)
+        page = os.path.join(tmp, "report.html")
+        p = subprocess.run([DLPROF, "report", trace, "--html", page], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0 and p.stdout == "", f"report --html rc {p.returncode}: {p.stderr}")
+        screenshot(page, "report-trace.png")
+        want = {}
+        for c in calls:
+            want[c["func"]] = want.get(c["func"], 0) + 1
+        dom = load(page)
+        check(not dom.external, f"the page fetches from elsewhere: {dom.external}")
+        check(dom.body.get("data-sort") == "total,desc", f"the page's script did not run: body {dom.body}")
+        got = {r["cells"]["name"][1]: int(r["cells"]["calls"][0]) for r in dom.rows}
+        check(got == want and want.get("dlt_apply") == NESTED and want.get("dlt_add") == NESTED,
+              f"rows {got}, the trace holds {want}")
+        for r in dom.rows:
+            timed = int(r["cells"]["timed"][0])
+            check(r["bars"] and sum(r["bars"]) == timed, f"{names(dom)}: histogram bars {r['bars']} for {timed} timed calls")
+        check(sum(dom.tracks) == len(calls) and dom.tracks, f"timeline tracks {dom.tracks}, {len(calls)} calls")
+        # Sorting, driven from the address: by name both ways, then by calls.
+        for frag, order in (("#sort=name,asc", sorted(want)), ("#sort=name,desc", sorted(want, reverse=True))):
+            d = load(page, frag)
+            check(d.body.get("data-sort") == frag[6:] and names(d) == order, f"{frag}: {names(d)}, want {order}")
+        p50 = [int(r["cells"]["p50"][0]) for r in load(page, "#sort=p50,asc").rows]
+        check(p50 == sorted(p50), f"#sort=p50,asc: {p50}")
+
+
+@modes("session")
+def test_html_live_cxx_names():
+    """A live run's page: C++ names (< > &) escaped, each one shown as the JSON names it."""
+    chromium()
+    if not CXX_DRIVER:
+        raise Skip("DLCXX_DRIVER not set")
+    glob = "std::__cxx11::basic_string*"
+    with tempfile.TemporaryDirectory() as tmp:
+        page, doc = os.path.join(tmp, "live.html"), os.path.join(tmp, "live.json")
+        for out in (["--html", page], ["--json", "-o", doc]):
+            cmd = [DLPROF] + out + ["--lib", "libstdc++.so.6", "--func", glob] + (["--attach", ATTACH] if ATTACH else [])
+            p = subprocess.run(cmd + ["--", CXX_DRIVER, "stdlib"], capture_output=True, text=True, timeout=180)
+            check(p.returncode == 0, f"{out[0]} rc {p.returncode}: {p.stderr[-500:]}")
+        screenshot(page, "report-live-cxx.png")
+        want = {f["name"]: f["calls"] for f in json.load(open(doc))["functions"]}
+        dom = load(page)
+        got = {r["cells"]["name"][1]: int(r["cells"]["calls"][0]) for r in dom.rows}
+        check(any("<" in n for n in want), f"no templated name to escape among {list(want)}")
+        # The same program twice: the same functions, each called as often.
+        check(got == want, f"page rows {got}\nJSON {want}")
+        check(all(r["bars"] for r in dom.rows if int(r["cells"]["timed"][0])), "a timed function without histogram bars")
+
+
+@modes("session")
+def test_interval_html_refused():
+    expect_error([DLPROF, "-i", "1", "--html", "/tmp/x.html", "--lib", LIB, "--", DRIVER, "count", "1"], "-i")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Integration tests of `dlprof-bpf top`, driven through a real terminal: a
+detached tmux session runs top on two real workloads; the test reads the
+screen (capture-pane), presses keys (send-keys) and checks that the terminal
+is given back. The view does not depend on the attach mode: one is enough."""
+import re
+import shlex
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+SESSION = "dlprof-top-test"
+# Two functions of different rates and latencies: 1 ms naps (fast, short) and 30 ms sleeps.
+NAPS = 20000
+SLEEPS = 700
+
+
+def tmux(*args, check_rc=True):
+    p = subprocess.run(["tmux"] + list(args), capture_output=True, text=True, timeout=30)
+    if check_rc:
+        check(p.returncode == 0, f"tmux {args}: {p.stderr}")
+    return p.stdout
+
+
+def screen():
+    return tmux("capture-pane", "-p", "-t", SESSION)
+
+
+def pane(fmt):
+    return tmux("display-message", "-p", "-t", SESSION, fmt).strip()
+
+
+def wait_for(pred, what, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        s = screen()
+        if pred(s):
+            return s
+        time.sleep(0.2)
+    raise AssertionError(f"{what} never showed; the screen:\n{screen()}")
+
+
+def rows(s):
+    """{function: [CALLS/s, P50, P99, ONCPU, CALLS, ...]} from the screen."""
+    out = {}
+    for line in s.splitlines():
+        cells = line.split()
+        if cells and cells[-1].startswith("dlt_"):
+            out[cells[-1]] = cells[:-1]
+    return out
+
+
+def order(s):
+    return [l.split()[-1] for l in s.splitlines() if l.split() and l.split()[-1].startswith("dlt_")]
+
+
+def ns(cell):
+    m = re.fullmatch(r"([\d.]+)(ns|us|ms|s)", cell)
+    check(m is not None, f"not a duration: {cell!r}")
+    return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
+
+
+def start_top():
+    """top in a fresh tmux session on the two workloads; after it, its exit status and the terminal's modes."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux is not installed (scripts/deps installs it)")
+    workload = f"{shlex.quote(DRIVER)} sleep 30 {SLEEPS} & exec {shlex.quote(DRIVER)} nap 1 {NAPS}"
+    top = [DLPROF, "top", "--lib", LIB, "--func", "dlt_*"] + (["--attach", ATTACH] if ATTACH else [])
+    top += ["--", "sh", "-c", workload]
+    shell = (" ".join(map(shlex.quote, top)) + "; echo TOP-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | "
+             "grep -x -e icanon -e -icanon -e echo -e -echo; sleep 120")
+    tmux("kill-session", "-t", SESSION, check_rc=False)
+    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "30", shell)
+    return wait_for(lambda s: {"dlt_nap", "dlt_sleep_ms"} <= set(rows(s)), "both functions' rows")
+
+
+def check_restored(exit_status):
+    s = wait_for(lambda s: "TOP-EXIT=" in s, "top's exit", timeout=60)
+    check(f"TOP-EXIT={exit_status}" in s, f"top's exit status, want {exit_status}: {s}")
+    check(pane("#{alternate_on}") == "0", "the alternate screen was left on")
+    check(pane("#{cursor_flag}") == "1", "the cursor was left hidden")
+    modes_after = [l.strip() for l in s.splitlines() if l.strip() in ("icanon", "-icanon", "echo", "-echo")]
+    check(sorted(modes_after) == ["echo", "icanon"], f"terminal modes after top: {modes_after}")
+
+
+def top_pid():
+    """dlprof-bpf, the child of the pane's shell."""
+    shell = int(pane("#{pane_pid}"))
+    with open(f"/proc/{shell}/task/{shell}/children") as f:
+        for pid in map(int, f.read().split()):
+            with open(f"/proc/{pid}/comm") as c:
+                if c.read().strip() == "dlprof-bpf":
+                    return pid
+    raise AssertionError("top's process not found under the pane's shell")
+
+
+@modes("session")
+def test_top_tmux():
+    try:
+        s1 = start_top()
+        check(pane("#{alternate_on}") == "1", "top does not use the alternate screen")
+        header = next(l for l in s1.splitlines() if "FUNCTION" in l).split()
+        check(header[:5] == ["CALLS/s", "P50", "P99", "ONCPU", "CALLS"], f"columns: {header}")
+        check(any(c.endswith("/call") for c in header), f"no counter per call column: {header}")
+        time.sleep(2.5)
+        s2 = screen()
+        r1, r2 = rows(s1), rows(s2)
+        for f in ("dlt_nap", "dlt_sleep_ms"):
+            check(int(r2[f][4]) > int(r1[f][4]), f"{f}: total calls did not grow: {r1[f]} then {r2[f]}")
+        nap, sleep = r2["dlt_nap"], r2["dlt_sleep_ms"]
+        # Rates over the last second: ~33/s for 30 ms sleeps; naps of 1 ms, far more.
+        check(10 <= float(sleep[0]) <= 40, f"dlt_sleep_ms calls/s {sleep[0]}")
+        check(float(nap[0]) > 3 * float(sleep[0]), f"dlt_nap calls/s {nap[0]} vs sleeps {sleep[0]}")
+        # The interval's percentiles: a 30 ms sleep's, a 1 ms nap's.
+        check(29e6 <= ns(sleep[1]) <= 60e6 and ns(sleep[1]) <= ns(sleep[2]), f"dlt_sleep_ms p50/p99 {sleep[1:3]}")
+        check(0.9e6 <= ns(nap[1]) <= 10e6, f"dlt_nap p50 {nap[1]}")
+        check(float(sleep[3].rstrip("%")) < 10, f"a sleeping call on a CPU {sleep[3]}")
+        # Sorted by calls/s first; p sorts by p99, c back.
+        check(order(s2) == ["dlt_nap", "dlt_sleep_ms"], f"default order (calls/s): {order(s2)}")
+        tmux("send-keys", "-t", SESSION, "p")
+        s3 = wait_for(lambda s: "sort: p99" in s, "sort by p99")
+        check(order(s3) == ["dlt_sleep_ms", "dlt_nap"], f"order by p99: {order(s3)}")
+        tmux("send-keys", "-t", SESSION, "c")
+        s4 = wait_for(lambda s: "sort: calls/s" in s, "sort by calls")
+        check(order(s4) == ["dlt_nap", "dlt_sleep_ms"], f"order by calls/s: {order(s4)}")
+        tmux("send-keys", "-t", SESSION, "q")
+        check_restored(0)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+@modes("session")
+def test_top_sigterm():
+    """SIGTERM ends top as it ends the live mode (128+15), the terminal given back first."""
+    try:
+        start_top()
+        os.kill(top_pid(), signal.SIGTERM)
+        check_restored(128 + signal.SIGTERM)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+@modes("session")
+def test_top_needs_a_terminal():
+    p = subprocess.run([DLPROF, "top", "--lib", LIB, "--", DRIVER, "count", "10"], capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check(p.returncode == 2 and len(lines) == 1 and "terminal" in lines[0], f"rc {p.returncode}: {p.stderr!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))

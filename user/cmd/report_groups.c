@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/report_groups.h"
+#include "trace/trace_agg.h"
+
+static int grow(struct report_groups *g)
+{
+	size_t cap = g->cap ? 2 * g->cap : 64;
+	struct func_stats *st = realloc(g->stats, cap * sizeof(*st));
+	__u64 *calls;
+	__u32 *pids, *funcs;
+
+	if (!st)
+		return -ENOMEM;
+	g->stats = st;
+	if (!(calls = realloc(g->calls, cap * sizeof(*calls))))
+		return -ENOMEM;
+	g->calls = calls;
+	if (!(pids = realloc(g->pids, cap * sizeof(*pids))))
+		return -ENOMEM;
+	g->pids = pids;
+	if (!(funcs = realloc(g->funcs, cap * sizeof(*funcs))))
+		return -ENOMEM;
+	g->funcs = funcs;
+	g->cap = cap;
+	return 0;
+}
+
+int report_groups__add(struct report_groups *g, const struct trace_meta *m, const struct call_record *r)
+{
+	__u64 key = (__u64)r->pid << 32 | r->func_id;
+	struct call_record one = *r;
+	struct trace_agg view;
+	size_t i;
+
+	if (r->func_id >= m->nr_funcs) {
+		g->unknown_func++;
+		return 0;
+	}
+	if (u64_map_get(&g->index, key, &i)) {
+		if (g->n == g->cap && grow(g))
+			return -ENOMEM;
+		i = g->n;
+		if (u64_map_put(&g->index, key, i))
+			return -ENOMEM;
+		memset(&g->stats[i], 0, sizeof(g->stats[i]));
+		g->calls[i] = 0;
+		g->pids[i] = r->pid;
+		g->funcs[i] = r->func_id;
+		g->n++;
+	}
+	/* The row as a one-function aggregate: the same arithmetic as the per-function report. */
+	view = (struct trace_agg){ .stats = &g->stats[i], .calls = &g->calls[i], .nr_funcs = 1 };
+	one.func_id = 0;
+	trace_agg__add(&view, &one);
+	return 0;
+}
+
+int report_groups__rows(const struct report_groups *g, const struct trace_meta *m, char *const *names,
+			struct report_row **rows, size_t *n)
+{
+	struct report_row *out = calloc(g->n ? g->n : 1, sizeof(*out));
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct trace_proc *p = trace_meta__find_process(m, g->pids[i]);
+		__u32 f = g->funcs[i];
+
+		out[i].lib = m->funcs[f].lib;
+		out[i].func = names[f] ?: m->funcs[f].symbol;
+		out[i].mangled = names[f] ? m->funcs[f].symbol : NULL;
+		out[i].group.pid = g->pids[i];
+		out[i].group.comm = p ? p->comm : NULL;
+		out[i].group.cgroup_id = p ? p->cgroup_id : 0;
+		func_summary_build(&out[i].s, &g->stats[i], g->calls[i]);
+	}
+	*rows = out;
+	*n = g->n;
+	return 0;
+}
+
+void report_groups__fini(struct report_groups *g)
+{
+	u64_map_free(&g->index);
+	free(g->stats);
+	free(g->calls);
+	free(g->pids);
+	free(g->funcs);
+	memset(g, 0, sizeof(*g));
+}

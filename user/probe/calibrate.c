@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "model/func_summary.h"
+#include "probe/calibrate.h"
+
+#if defined(__x86_64__)
+/* probe/calib_funcs.S */
+extern long dlprof_calib_emulated(long x);
+extern long dlprof_calib_stepped(long x);
+#endif
+
+/*
+ * Calls timed one by one, per class: the median of single calls is what a
+ * busy machine's preemptions leave alone (a mean over a loop is not).
+ */
+static const unsigned int calls_timed[DLPROF_PROBE_CLASSES] = {
+	[DLPROF_PROBE_EMULATED] = 4001,	/* ~1 us each when probed */
+	[DLPROF_PROBE_STEPPED] = 401,	/* ~10-20 us each when probed, in our VMs */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t calib_median(uint64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#if defined(__x86_64__)
+typedef long (*calib_fn)(long);
+
+static const calib_fn calib_fns[DLPROF_PROBE_CLASSES] = {
+	[DLPROF_PROBE_EMULATED] = dlprof_calib_emulated,
+	[DLPROF_PROBE_STEPPED] = dlprof_calib_stepped,
+};
+
+/*
+ * The median time of one call of fn with the clock reads around it, in
+ * nanoseconds: the clock's own cost cancels out between probed and not.
+ */
+static uint64_t time_calls_ns(calib_fn fn, unsigned int n)
+{
+	/* Volatile: each call is made, whatever the compiler knows of fn. */
+	calib_fn volatile call = fn;
+	uint64_t *t = calloc(n, sizeof(*t)), m;
+	volatile long sink = 0;
+
+	if (!t)
+		return 0;
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t t0 = mono_ns();
+
+		sink += call((long)i);
+		t[i] = mono_ns() - t0;
+	}
+	(void)sink;
+	m = calib_median(t, n);
+	free(t);
+	return m;
+}
+
+/* fn's file offset in the executable, from where this process maps it. */
+static int file_offset_of(const void *fn, char *exe, size_t exe_sz, uint64_t *offset)
+{
+	uintptr_t addr = (uintptr_t)fn;
+	char line[PATH_MAX + 128], path[PATH_MAX];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff;
+
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &pgoff, path) < 3)
+			continue;
+		if (addr < start || addr >= end || path[0] != '/')
+			continue;
+		*offset = addr - start + pgoff;
+		ret = (size_t)snprintf(exe, exe_sz, "%s", path) < exe_sz ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The median entry-to-return time the BPF side measured for calibration id:
+ * a mean would take in the preemptions of a busy machine.
+ */
+static int measured_ns(const struct kernel_maps *km, __u32 id, uint64_t *ns)
+{
+	struct func_stats *st = malloc(sizeof(*st));
+	uint64_t timed = 0;
+	int err = 0;
+
+	if (!st)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(km->stats_fd, &id, st))
+		err = -errno;
+	for (size_t b = 0; !err && b < HIST_BUCKETS; b++)
+		timed += st->hist[b];
+	if (!err && !timed)
+		err = -ENODATA;	/* the probes never fired: nothing to learn */
+	if (!err)
+		*ns = hist_quantile(st->hist, timed, 0.5, st->min_ns, st->max_ns);
+	free(st);
+	return err;
+}
+
+int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *progs, const struct kernel_maps *km,
+			  __u32 first_id, struct probe_costs *out)
+{
+	uint64_t offsets[DLPROF_PROBE_CLASSES], cookies[DLPROF_PROBE_CLASSES];
+	uint64_t bare_ns[DLPROF_PROBE_CLASSES], probed_ns[DLPROF_PROBE_CLASSES] = { 0 }, own = 0;
+	struct attach_skip *skips = NULL;
+	size_t nr_skips = 0;
+	struct attacher *a;
+	char exe[PATH_MAX];
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
+		err = file_offset_of((const void *)calib_fns[c], exe, sizeof(exe), &offsets[c]);
+		cookies[c] = (first_id + c) | DLPROF_COOKIE_CALIB |
+			     (c == DLPROF_PROBE_STEPPED ? DLPROF_COOKIE_STEPPED : 0);
+		bare_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c]);
+	}
+	if (err)
+		return err;
+	/* In this process only: the kernel installs them in no other process's memory. */
+	a = attacher__new(mode, progs, getpid());
+	if (!a)
+		return -errno;
+	err = attacher__attach_file(a, exe, offsets, cookies, DLPROF_PROBE_CLASSES, &skips, &nr_skips);
+	if (!err && nr_skips)
+		err = skips[0].err;
+	free(skips);
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
+		/* A first round faults the kernel's out-of-line slot and the trampoline in. */
+		time_calls_ns(calib_fns[c], 16);
+		probed_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c]);
+	}
+	attacher__free(a);
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
+		err = measured_ns(km, first_id + c, &own);
+		out->pair_ns[c] = probed_ns[c] > bare_ns[c] ? probed_ns[c] - bare_ns[c] : 0;
+		/* The unprobed call itself is ~1 ns, inside the clock reads' cost: nothing to take off. */
+		out->own_ns[c] = !err ? own : 0;
+	}
+	return err;
+}
+#else
+int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *progs, const struct kernel_maps *km,
+			  __u32 first_id, struct probe_costs *out)
+{
+	(void)mode; (void)progs; (void)km; (void)first_id;
+	memset(out, 0, sizeof(*out));
+	return -EOPNOTSUPP;
+}
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What one probe pair costs on this machine, per class of probed
+ * instruction (emulated, single-stepped), measured at start with the very
+ * programs and attach mode of the session on two functions of the
+ * profiler's own code (docs/latency-compensation.md).
+ */
+#ifndef DLPROF_CALIBRATE_H
+#define DLPROF_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dlprof.h"
+#include "probe/attach.h"
+#include "probe/kernel_stats.h"
+
+struct probe_costs {
+	/* A probe pair's whole cost as the caller sees it: what a nested probed call adds. */
+	uint64_t pair_ns[DLPROF_PROBE_CLASSES];
+	/* The part of it inside the call's own entry-to-return time. */
+	uint64_t own_ns[DLPROF_PROBE_CLASSES];
+};
+
+/*
+ * Attach progs (prepared for mode) to the calibration functions in this
+ * process only, with function ids first_id + class in km's maps (which
+ * have room for them), call them with and without probes, and fill out.
+ * The caller lets calibration probes through the BPF side's filter
+ * meanwhile. 0, -EOPNOTSUPP (not x86-64), or -errno.
+ */
+int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *progs, const struct kernel_maps *km,
+			  __u32 first_id, struct probe_costs *out);
+
+/* The median of the n values in v (sorted in place). */
+uint64_t calib_median(uint64_t *v, size_t n);
+
+#endif /* DLPROF_CALIBRATE_H */

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "probe/cgroup_target.h"
+#include "probe/kernel_groups.h"
+
+/* What a group is called, found once per group and kept for the session. */
+struct group_name {
+	uint64_t key;			/* tgid or cgroup id */
+	struct attr_group g;		/* its strings owned here */
+};
+
+struct kernel_groups {
+	enum attr_by by;
+	struct container_roots roots;
+	bool default_roots;
+	struct group_name *names;
+	size_t nr_names, cap_names;
+	struct func_profile *rows;
+	struct func_stats *stats;	/* per row, while rows are merged */
+	size_t nr_rows, cap_rows;
+};
+
+struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container_roots *roots)
+{
+	struct kernel_groups *kg = calloc(1, sizeof(*kg));
+
+	if (!kg)
+		return NULL;
+	kg->by = by;
+	kg->default_roots = !roots;
+	if (roots)
+		kg->roots = *roots;
+	return kg;
+}
+
+void cgroup_meta_path(const struct cgroup_meta *m, char *buf, size_t sz)
+{
+	size_t off = 0;
+	int n;
+
+	buf[0] = '\0';
+	if (m->truncated)
+		off += (size_t)snprintf(buf, sz, "/...");
+	for (__u32 i = m->levels < DLPROF_CGROUP_LEVELS ? m->levels : DLPROF_CGROUP_LEVELS; i-- > 0 && off < sz;) {
+		n = snprintf(buf + off, sz - off, "/%.*s", DLPROF_CGROUP_NAME_LEN, m->names[i]);
+		off += n > 0 ? (size_t)n : 0;
+	}
+	if (!buf[0])
+		snprintf(buf, sz, "/");
+}
+
+bool cgroup_path_container(const char *path, char *id, size_t id_sz, size_t *end)
+{
+	const char *p = path;
+
+	while (*p) {
+		size_t len, id_len;
+		const char *c;
+
+		p += *p == '/';
+		len = strcspn(p, "/");
+		c = len ? cgroup_container_id(p, len, &id_len) : NULL;
+		if (c) {
+			snprintf(id, id_sz, "%.*s", (int)id_len, c);
+			*end = (size_t)(p + len - path);
+			return true;
+		}
+		p += len;
+	}
+	return false;
+}
+
+static struct group_name *find_name(struct kernel_groups *kg, uint64_t key)
+{
+	for (size_t i = 0; i < kg->nr_names; i++)
+		if (kg->names[i].key == key)
+			return &kg->names[i];
+	return NULL;
+}
+
+/* A process's name and cgroup from proc_meta; unknown (NULL comm) when the map had no room. */
+static int name_process(const struct kernel_maps *km, __u32 pid, struct attr_group *g)
+{
+	struct proc_meta m;
+
+	g->pid = pid;
+	if (bpf_map_lookup_elem(km->proc_meta_fd, &pid, &m))
+		return 0;
+	g->cgroup_id = m.cgroup_id;
+	g->comm = strndup(m.comm, sizeof(m.comm));
+	return g->comm ? 0 : -ENOMEM;
+}
+
+/* A cgroup's path from cgroup_meta, and the container it is in, named where the runtime says. */
+static int name_cgroup(struct kernel_groups *kg, const struct kernel_maps *km, __u64 id, struct attr_group *g)
+{
+	char path[DLPROF_CGROUP_LEVELS * (DLPROF_CGROUP_NAME_LEN + 1) + 8], cid[72], name[256];
+	struct cgroup_meta m;
+	size_t end;
+
+	g->cgroup_id = id;
+	if (bpf_map_lookup_elem(km->cgroup_meta_fd, &id, &m))
+		return 0;
+	cgroup_meta_path(&m, path, sizeof(path));
+	if (cgroup_path_container(path, cid, sizeof(cid), &end)) {
+		g->container_id = strdup(cid);
+		if (container_name(cid, kg->default_roots ? NULL : &kg->roots, name, sizeof(name)))
+			snprintf(name, sizeof(name), "%.12s", cid);
+		g->container = strdup(name);
+		if (!g->container_id || !g->container)
+			return -ENOMEM;
+		/* By container, the container's own cgroup: its processes may sit in cgroups below it. */
+		if (kg->by == ATTR_BY_CONTAINER)
+			path[end] = '\0';
+	}
+	g->cgroup = strdup(path);
+	return g->cgroup ? 0 : -ENOMEM;
+}
+
+static const struct attr_group *group_of(struct kernel_groups *kg, const struct kernel_maps *km, __u64 key)
+{
+	struct group_name *n = find_name(kg, key), *grown;
+	int err;
+
+	if (n)
+		return &n->g;
+	if (kg->nr_names == kg->cap_names) {
+		size_t cap = kg->cap_names ? 2 * kg->cap_names : 64;
+
+		grown = realloc(kg->names, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		kg->names = grown;
+		kg->cap_names = cap;
+	}
+	n = &kg->names[kg->nr_names];
+	memset(n, 0, sizeof(*n));
+	n->key = key;
+	err = kg->by == ATTR_BY_PROCESS ? name_process(km, (__u32)key, &n->g) : name_cgroup(kg, km, key, &n->g);
+	kg->nr_names++;
+	return err ? NULL : &n->g;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The row a group's stats go to: by container, the row of the same function and container. */
+static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, const struct probe_table *t,
+				    const struct attr_group *g, struct func_stats **stats)
+{
+	const struct probe_func *f = &t->funcs[func_id];
+	struct func_profile *r;
+
+	for (size_t i = 0; kg->by == ATTR_BY_CONTAINER && i < kg->nr_rows; i++) {
+		r = &kg->rows[i];
+		if (r->func == (f->demangled ?: f->name) && r->lib == t->libs[f->lib].file->display &&
+		    same_str(r->group.container_id, g->container_id)) {
+			*stats = &kg->stats[i];
+			return r;
+		}
+	}
+	if (kg->nr_rows == kg->cap_rows) {
+		size_t cap = kg->cap_rows ? 2 * kg->cap_rows : 64;
+		struct func_profile *rows = realloc(kg->rows, cap * sizeof(*rows));
+		struct func_stats *st;
+
+		if (!rows)
+			return NULL;
+		kg->rows = rows;
+		st = realloc(kg->stats, cap * sizeof(*st));
+		if (!st)
+			return NULL;
+		kg->stats = st;
+		kg->cap_rows = cap;
+	}
+	r = &kg->rows[kg->nr_rows];
+	*stats = &kg->stats[kg->nr_rows++];
+	memset(r, 0, sizeof(*r));
+	memset(*stats, 0, sizeof(**stats));
+	r->lib = t->libs[f->lib].file->display;
+	r->func = f->demangled ?: f->name;
+	r->mangled = f->demangled ? f->name : NULL;
+	r->entry_only = f->entry_only;
+	r->group = *g;
+	if (kg->by == ATTR_BY_CONTAINER && !g->container_id)
+		r->group.cgroup = NULL;	/* the host: many cgroups, one row */
+	return r;
+}
+
+static int add_group(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
+		     const struct group_key *key, const struct group_stats *gs)
+{
+	const struct attr_group *g;
+	struct func_stats *st;
+	struct func_profile *r;
+
+	if (key->func_id >= t->nr_funcs)
+		return 0;
+	g = group_of(kg, km, key->group);
+	if (!g)
+		return -ENOMEM;
+	r = row_for(kg, key->func_id, t, g, &st);
+	if (!r)
+		return -ENOMEM;
+	/* calls stand in s.calls until the summary is built. */
+	r->s.calls += gs->calls;
+	func_stats_merge(st, &gs->s);
+	return 0;
+}
+
+int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
+			const struct func_profile **rows, size_t *n)
+{
+	struct group_key key, next;
+	struct group_stats *gs;
+	void *prev = NULL;
+	int err = 0;
+
+	kg->nr_rows = 0;
+	gs = malloc(sizeof(*gs));
+	if (!gs)
+		return -ENOMEM;
+	while (!err && !bpf_map_get_next_key(km->groups_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		/* Removed between the two calls: nothing to read. */
+		if (bpf_map_lookup_elem(km->groups_fd, &key, gs))
+			continue;
+		err = add_group(kg, km, t, &key, gs);
+	}
+	free(gs);
+	for (size_t i = 0; i < kg->nr_rows && !err; i++)
+		func_summary_build(&kg->rows[i].s, &kg->stats[i], kg->rows[i].s.calls);
+	*rows = kg->rows;
+	*n = err ? 0 : kg->nr_rows;
+	return err;
+}
+
+void kernel_groups__free(struct kernel_groups *kg)
+{
+	if (!kg)
+		return;
+	for (size_t i = 0; i < kg->nr_names; i++) {
+		free((char *)kg->names[i].g.comm);
+		free((char *)kg->names[i].g.cgroup);
+		free((char *)kg->names[i].g.container_id);
+		free((char *)kg->names[i].g.container);
+	}
+	free(kg->names);
+	free(kg->rows);
+	free(kg->stats);
+	free(kg);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Reading the in-kernel aggregates per (function, group) of --by: one row
+ * per function and process or cgroup, or per function and container (the
+ * container's cgroups merged, the host's processes in one row), each
+ * named from what the BPF side captured at first sight.
+ */
+#ifndef DLPROF_KERNEL_GROUPS_H
+#define DLPROF_KERNEL_GROUPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attribution.h"
+#include "model/attribution.h"
+#include "model/func_summary.h"
+#include "probe/container_names.h"
+#include "probe/kernel_stats.h"
+#include "probe/probe_table.h"
+
+/* The rows of the last read and the names they point into. */
+struct kernel_groups;
+
+/* roots: where container runtimes keep their names (NULL: their defaults); borrowed. */
+struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container_roots *roots);
+/*
+ * Read the group aggregates into rows (owned by kg, valid until the next
+ * read or kernel_groups__free). 0 or -errno.
+ */
+int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
+			const struct func_profile **rows, size_t *n);
+void kernel_groups__free(struct kernel_groups *kg);
+
+/*
+ * A cgroup path as the BPF side took it (names leaf first, levels of
+ * them; truncated: the top is missing) into "/a/b/c" in buf. Pure, for tests.
+ */
+void cgroup_meta_path(const struct cgroup_meta *m, char *buf, size_t sz);
+
+/*
+ * The container id in a cgroup path (its first component that names one),
+ * copied into id (65 bytes); *end: the path's length up to that component.
+ * false when the path is in no container.
+ */
+bool cgroup_path_container(const char *path, char *id, size_t id_sz, size_t *end);
+
+#endif /* DLPROF_KERNEL_GROUPS_H */
