@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pkgtest
 from pkgtest import check, needs_bpf
@@ -57,6 +58,37 @@ def test_image_each_cap_needed():
         print(f"without {cap}: exit {rc}: {lines[-1] if lines else err.strip()}")
         check(rc != 0 and pkgtest.calls_of(doc, "dlt_add") == 0, f"without {cap} the profile still worked")
         check(lines, f"without {cap}: exit {rc} with no message: {err!r}")
+
+
+RUNTIME_DEFAULT_SECCOMP = "/usr/share/containers/seccomp.json"
+
+
+@needs_bpf
+def test_image_with_seccomp_profile():
+    """packaging/k8s/seccomp-profile.py: with the runtime's default profile the agent's image
+    cannot load its programs; with the profile derived from it (the default plus bpf and
+    perf_event_open) it profiles exactly, like Unconfined does."""
+    if not os.path.exists(RUNTIME_DEFAULT_SECCOMP):
+        raise pkgtest.Skip(f"no runtime default seccomp profile at {RUNTIME_DEFAULT_SECCOMP} (containers-common)")
+    args = pkgtest.podman_args_like_daemonset()
+    i = args.index("seccomp=unconfined")
+    with tempfile.TemporaryDirectory() as tmp:
+        derived = os.path.join(tmp, "dlprof-bpf-agent.json")
+        with open(derived, "w") as f:
+            p = subprocess.run([sys.executable, os.path.join(pkgtest.K8S, "seccomp-profile.py"), RUNTIME_DEFAULT_SECCOMP],
+                               stdout=f, stderr=subprocess.PIPE, text=True)
+        check(p.returncode == 0, f"seccomp-profile.py: {p.stderr}")
+        for profile, works in ((RUNTIME_DEFAULT_SECCOMP, False), (derived, True)):
+            seccomp = args[:i] + [f"seccomp={profile}"] + args[i + 1:]
+            rc, doc, err = pkgtest.profile_driver_by_name(in_image(seccomp), calls=3000, driver_user=65534)
+            lines = [line for line in err.splitlines() if line.startswith("dlprof-bpf:")]
+            print(f"{os.path.basename(profile)}: exit {rc}: {lines[-1] if lines else ''}")
+            if works:
+                check(rc == 0 and pkgtest.calls_of(doc, "dlt_add") == 3000,
+                      f"derived profile: exit {rc}, {pkgtest.calls_of(doc, 'dlt_add')} calls, want 3000: {err}")
+            else:
+                check(rc != 0 and "Operation not permitted" in err,
+                      f"the runtime default let the agent load its programs (exit {rc}): {err}")
 
 
 if __name__ == "__main__":
