@@ -2,16 +2,17 @@
 /*
  * Finding library copies that appear while a system-wide profile runs: a
  * process exec'd or dlopen'ed a file from a namespace the loader has not
- * looked into. The hook is on the kernel's mmap path, so the loader is
- * woken by the mapping itself and never polls /proc.
+ * looked into. The hook is on the return of mmap(), so the loader is woken
+ * by the mapping itself and never polls /proc.
  *
- * security_mmap_file() runs for every mmap() with the file and the
- * protection asked for: ld.so maps a library's text PROT_EXEC (after a
- * PROT_READ mapping of the whole file, so /proc/PID/maps already names the
- * file when the loader looks), and execve maps the binary and its
- * interpreter through vm_mmap() too. Each file (the inode mmap() was given)
- * is reported once: judged_files remembers it, so the hot path of every
- * later executable mapping is one hash lookup.
+ * Why the syscall's return: fentry, fexit and BPF LSM programs (on
+ * security_mmap_file, vm_mmap_pgoff, lsm/mmap_file) are refused with EPERM
+ * on our machines, and the kernel has no kprobes (CONFIG_KPROBES unset);
+ * raw tracepoints work. ld.so maps a library's text with
+ * mmap(PROT_READ|PROT_EXEC, fd): at the syscall's return the mapping is in
+ * /proc/PID/maps and the fd still names the file. Each file (the inode the
+ * fd opens) is reported once: judged_files remembers it, so every later
+ * executable mapping costs one hash lookup, every other syscall one compare.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,8 +21,6 @@
 #include "discover.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define PROT_EXEC_BIT	0x4	/* uapi PROT_EXEC */
 
 /* Files already reported (the loader deletes those it wants to hear of again). */
 struct {
@@ -47,15 +46,39 @@ struct {
 /* Events the ringbuf had no room for: the loader reports them, never a silent miss. */
 __u64 lost_events = 0;
 
-SEC("fentry/security_mmap_file")
-int BPF_PROG(discover_mmap, struct file *file, unsigned long prot, unsigned long flags)
+#define NR_MMAP		9	/* x86_64 */
+#define PROT_EXEC_BIT	0x4	/* uapi PROT_EXEC */
+
+/* The file behind fd in the current task's table; NULL when there is none. */
+static __always_inline struct file *task_file(struct task_struct *task, int fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *file = NULL;
+
+	if (fd < 0 || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	return file;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(discover_mmap, struct pt_regs *regs, long ret)
 {
 	struct discover_file_key key;
 	struct discover_event *ev;
 	struct inode *inode;
+	struct file *file;
 	__u8 one = 1;
 
-	if (!file || !(prot & PROT_EXEC_BIT))
+	if (BPF_CORE_READ(regs, orig_ax) != NR_MMAP || ret < 0)
+		return 0;
+	/* mmap(addr, len, prot, flags, fd, off): prot in rdx, fd in r8. */
+	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC_BIT))
+		return 0;
+	file = task_file(bpf_get_current_task_btf(), (int)BPF_CORE_READ(regs, r8));
+	if (!file)
 		return 0;
 	inode = BPF_CORE_READ(file, f_inode);
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);

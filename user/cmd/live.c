@@ -231,7 +231,7 @@ static int run_loop(struct live *l, double start)
 		n = poll(fds, 3, timeout);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (l->opts.record) {
+		if (l->opts.record || (n > 0 && fds[2].fd >= 0 && (fds[2].revents & POLLIN))) {
 			err = session__drain(l->session);
 			if (err && !l->write_error_reported) {
 				errmsg("warning: writing the trace failed: %s; recording goes on, the loss is counted",

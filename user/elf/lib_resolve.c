@@ -45,6 +45,7 @@ static const char *const std_dirs[] = {
 
 struct resolver {
 	pid_t pid;
+	pid_t target;		/* the pid lib_resolve was given: the files it should map */
 	char root[ROOT_MAX];	/* prefix that opens the target's files: "" or "/proc/<pid>/root" */
 	struct lib_list *out;
 	size_t matched;		/* usable files the current search found, new or already in out */
@@ -258,7 +259,7 @@ static bool lib_list_has(const struct lib_list *list, dev_t dev, ino_t ino)
 }
 
 static int lib_list_append(struct lib_list *list, const char *path, const char *display,
-			   dev_t dev, ino_t ino, pid_t ns_pid)
+			   dev_t dev, ino_t ino, pid_t ns_pid, pid_t target)
 {
 	struct lib_file *lib;
 
@@ -275,7 +276,7 @@ static int lib_list_append(struct lib_list *list, const char *path, const char *
 	lib->dev = dev;
 	lib->ino = ino;
 	lib->ns_pid = ns_pid;
-	lib->unmapped = ns_pid > 0 && lib_file_mapped_by(ns_pid, dev, ino) == 0;
+	lib->unmapped = target > 0 && lib_file_mapped_by(target, dev, ino) == 0;
 	list->cnt++;
 	return 0;
 }
@@ -303,7 +304,7 @@ static int add_file(struct resolver *r, const char *display)
 	r->matched++;
 	if (lib_list_has(r->out, dev, ino))
 		return 0;
-	return lib_list_append(r->out, path, display, dev, ino, r->root[0] ? r->pid : 0);
+	return lib_list_append(r->out, path, display, dev, ino, r->root[0] ? r->pid : 0, r->target);
 }
 
 static int search_maps(struct resolver *r, const char *pattern)
@@ -774,7 +775,7 @@ static void lib_list_truncate(struct lib_list *list, size_t cnt)
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz)
 {
 	struct where_buf w = { .buf = where, .sz = where_sz };
-	struct resolver r = { .pid = pid, .out = out };
+	struct resolver r = { .pid = pid, .target = pid, .out = out };
 	size_t start;
 	int err;
 

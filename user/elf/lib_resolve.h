@@ -18,7 +18,7 @@ struct lib_file {
 	dev_t dev;
 	ino_t ino;
 	pid_t ns_pid;	/* 0: found in our mount namespace; else through /proc/ns_pid/root */
-	bool unmapped;	/* resolved for a pid that does not map it (yet) */
+	bool unmapped;	/* lib_resolve's pid (> 0) does not map it (yet) */
 };
 
 struct lib_list {

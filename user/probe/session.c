@@ -16,6 +16,7 @@
 
 #include "dlprof.h"
 #include "probe/attach.h"
+#include "probe/copy_discovery.h"
 #include "probe/detacher.h"
 #include "probe/events.h"
 #include "probe/kernel_stats.h"
@@ -45,6 +46,8 @@ struct session {
 	int pid_fd;			/* epoll over pidfds: readable when a -p process exits */
 	int pidfds[TARGET_PIDS_MAX];	/* of opts.pids; -1 once gone */
 	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
+	struct copy_discovery *discovery;	/* system-wide: the libraries' other copies, found and dropped as they come and go */
+	int poll_fd;			/* epoll over the recorder's and the discovery's fds; -1: none */
 };
 
 /* Libraries are resolved as the first -p process sees them (its mount namespace). */
@@ -95,6 +98,7 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 		return NULL;
 	s->opts = *opts;
 	s->pid_fd = -1;
+	s->poll_fd = -1;
 	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
 		s->pidfds[i] = -1;
 	s->cmd = (struct launched_cmd){ .pid = -1, .go_fd = -1, .err_fd = -1 };
@@ -350,6 +354,39 @@ static int start_target(struct session *s, char *err, size_t err_sz)
 	return s->opts.nr_pids ? track_pids(s, err, err_sz) : 0;
 }
 
+static int poll_add(struct session *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (fd < 0)
+		return 0;
+	if (s->poll_fd < 0)
+		s->poll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->poll_fd < 0 || epoll_ctl(s->poll_fd, EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	return 0;
+}
+
+/*
+ * A profile of every process also probes the libraries' copies in other
+ * mount namespaces, those there now and those that appear (docs/containers.md).
+ * A target (-p, a command) maps what it maps: the table has its files already.
+ */
+static int start_discovery(struct session *s, const struct attach_progs *progs)
+{
+	int ret;
+
+	if (s->opts.command || s->opts.nr_pids)
+		return 0;
+	s->discovery = copy_discovery__start(&s->table, &s->opts.sel.libs, s->mode, progs);
+	if (!s->discovery)
+		return -errno;
+	ret = poll_add(s, s->recorder ? recorder__fd(s->recorder) : -1);
+	if (!ret)
+		ret = poll_add(s, copy_discovery__fd(s->discovery));
+	return ret;
+}
+
 static int attach_all(struct session *s, char *err, size_t err_sz)
 {
 	struct attach_progs progs = probe_progs(s);
@@ -372,6 +409,9 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
+	ret = start_discovery(s, &progs);
+	if (ret)
+		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	s->tot.attach_ms = (now_s() - t0) * 1e3;
 	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
@@ -404,12 +444,22 @@ int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz
 
 int session__poll_fd(const struct session *s)
 {
+	if (s->poll_fd >= 0)
+		return s->poll_fd;
 	return s->recorder ? recorder__fd(s->recorder) : -1;
 }
 
 int session__drain(struct session *s)
 {
+	if (s->discovery)
+		copy_discovery__poll(s->discovery);
 	return s->recorder ? recorder__drain(s->recorder) : 0;
+}
+
+const struct lib_copy_info *session__copies(struct session *s, size_t *cnt)
+{
+	*cnt = 0;
+	return s->discovery ? lib_copies__list(copy_discovery__copies(s->discovery), cnt) : NULL;
 }
 
 int session__target_fd(const struct session *s)
@@ -519,6 +569,8 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 	struct detacher *d;
 	bool done = true;
 
+	/* The copies first: no new one may be attached while the rest goes. */
+	copy_discovery__stop(s->discovery);
 	d = detacher__start(s->attacher);
 	if (!d)
 		attacher__free(s->attacher);
@@ -558,6 +610,7 @@ void session__free(struct session *s)
 	/* A command still held before exec, or never waited for, must not outlive us as a zombie. */
 	if (s->cmd.pid > 0 && s->cmd.go_fd >= 0)
 		launched_cmd__abort(&s->cmd);
+	copy_discovery__free(s->discovery);
 	attacher__free(s->attacher);
 	recorder__free(s->recorder);
 	profile_bpf__destroy(s->skel);
@@ -567,6 +620,8 @@ void session__free(struct session *s)
 	free(s->event_fds);
 	if (s->pid_fd >= 0)
 		close(s->pid_fd);
+	if (s->poll_fd >= 0)
+		close(s->poll_fd);
 	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
 		if (s->pidfds[i] >= 0)
 			close(s->pidfds[i]);
