@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ struct live {
 	bool write_error_reported;
 	bool cmd_done;
 	struct str_list cgroups;	/* --cgroup and --container, resolved: absolute v2 directories */
+	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
 };
 
 static int verbosity;
@@ -82,6 +84,27 @@ static int write_summary(struct live *l)
 }
 
 /* The session's plain numbers into what the report prints. */
+/* The files probed for the libraries, as the summary names them; none when only the table's were. */
+static void fill_copies(struct live *l)
+{
+	size_t n;
+	const struct lib_copy_info *c = session__copies(l->session, &n);
+	struct report_copy *rc = n > 1 ? realloc(l->copies, n * sizeof(*rc)) : NULL;
+
+	l->info.nr_copies = 0;
+	if (!rc)
+		return;
+	l->copies = rc;
+	for (size_t i = 0; i < n; i++)
+		rc[i] = (struct report_copy){ .path = c[i].display, .ns_pid = c[i].ns_pid,
+					      .dev_major = major(c[i].dev), .dev_minor = minor(c[i].dev),
+					      .ino = c[i].ino, .origin = lib_copy_origin_name(c[i].origin),
+					      .functions = c[i].nr_funcs, .detached = c[i].detached,
+					      .attach_s = c[i].attach_s, .detach_s = c[i].detach_s };
+	l->info.copies = rc;
+	l->info.nr_copies = n;
+}
+
 static void fill_report(struct live *l, const struct session_totals *t)
 {
 	size_t n = session__nr_funcs(l->session);
@@ -108,6 +131,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.probe_runs = t->probe_runs;
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
+	fill_copies(l);
 }
 
 static int print_report(struct live *l, bool final)
@@ -532,6 +556,7 @@ static int profile_main(int argc, char **argv, bool record)
 	output_file__free(l.summary);
 	free(l.funcs);
 	free(l.rows);
+	free(l.copies);
 	cli_opts_free(&l.opts);
 	str_list_free(&l.cgroups);
 	if (l.sig_fd >= 0)

@@ -11,12 +11,14 @@ struct lib_file {
 	char *path;	/* a path the profiler can open(): absolute, through /proc/PID/root for a target's mount namespace */
 	char *display;	/* the path as the target sees it (what reports print) */
 	/*
-	 * The inode uprobes attach to: the real file under an overlay (what
-	 * /proc/PID/maps shows), not the overlay's own inode that stat() sees,
-	 * so two containers of one image share one copy.
+	 * The inode uprobes attach to: under an overlay, the layer's file, not
+	 * the overlay's inode (each container's mount has its own device), so
+	 * two containers of one image share one copy.
 	 */
 	dev_t dev;
 	ino_t ino;
+	dev_t seen_dev;	/* what stat() and /proc/PID/maps show: the overlay's inode under one */
+	ino_t seen_ino;
 	pid_t ns_pid;	/* 0: found in our mount namespace; else through /proc/ns_pid/root */
 	bool unmapped;	/* lib_resolve's pid (> 0) does not map it (yet) */
 };
@@ -55,9 +57,11 @@ struct lib_list {
  */
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz);
 /*
- * The (dev, ino) a uprobe on the file at path attaches to: found by mapping
- * it read-only and reading our own maps, since stat() through an overlay
- * names the overlay's inode. Returns 0 or -errno.
+ * The (dev, ino) a uprobe on the file at path attaches to (the kernel takes
+ * d_real_inode()): stat()'s, except on an overlay, where it is the file of
+ * the layer that holds it, found through the mount's upperdir and lowerdir
+ * in the mountinfo of the namespace path is in (path may go through
+ * /proc/PID/root). Returns 0 or -errno from stat().
  */
 int lib_file_real_id(const char *path, dev_t *dev, ino_t *ino);
 /* Whether /proc/PID/maps maps the file (dev, ino): 1, 0, or -errno (-ESRCH: gone). */

@@ -19,6 +19,18 @@ struct report_row {
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
 };
 
+/* One file probed for a library: system-wide, each copy of it (docs/containers.md). */
+struct report_copy {
+	const char *path;		/* as the processes that map it see it */
+	int ns_pid;			/* a process of its mount namespace; 0: the profiler's */
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;			/* with the device: the file the probes are on */
+	const char *origin;		/* "primary", "start" or "discovered" */
+	size_t functions;		/* attached in this copy */
+	bool detached;			/* no process mapped it any more */
+	double attach_s, detach_s;	/* since the start */
+};
+
 struct report_info {
 	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
 	size_t nr_events;
@@ -40,6 +52,8 @@ struct report_info {
 	uint64_t in_flight;		/* calls still running when the probes were removed: counted, not timed */
 	double elapsed_s;
 	bool wide;			/* the table prints names whole (--wide) */
+	const struct report_copy *copies;	/* none: only the files --lib named were probed */
+	size_t nr_copies;
 };
 
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */

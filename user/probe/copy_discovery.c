@@ -110,7 +110,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		return -errno;
 	/* The primaries stay attached: their mappings need no event. */
 	for (size_t i = 0; i < t->nr_libs; i++)
-		judge_file(d, t->libs[i].file->dev, t->libs[i].file->ino);
+		judge_file(d, t->libs[i].file->seen_dev, t->libs[i].file->seen_ino);
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb)
 		return -errno;

@@ -19,8 +19,16 @@
 
 #define DELETED_SUFFIX	" (deleted)"
 
+/* A (dev, ino) pair as stat() and /proc/PID/maps show it: each overlay mount has its own device. */
+struct seen_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct lib_copy {
-	struct lib_copy_info info;
+	struct lib_copy_info info;	/* dev, ino: the real file's, what the uprobes attach to */
+	struct seen_id *aliases;	/* the ids processes see it by: one per container of an image */
+	size_t nr_aliases;
 	char *path;			/* what we open: through /proc/PID/root for another namespace */
 	char *display;
 	struct attacher *attacher;	/* NULL for a primary (the session's attacher holds it) */
@@ -40,6 +48,17 @@ struct lib_copies {
 	struct lib_copy_info *infos;	/* lib_copies__list's answer */
 	double t0;
 };
+
+static const char *const origin_names[] = {
+	[COPY_PRIMARY] = "primary",
+	[COPY_AT_START] = "start",
+	[COPY_DISCOVERED] = "discovered",
+};
+
+const char *lib_copy_origin_name(enum lib_copy_origin origin)
+{
+	return (size_t)origin < sizeof(origin_names) / sizeof(origin_names[0]) ? origin_names[origin] : "?";
+}
 
 static double now_s(void)
 {
@@ -120,6 +139,30 @@ static bool pid_alive(pid_t pid)
 	buf[n] = '\0';
 	paren = strrchr(buf, ')');
 	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+static struct lib_copy *find_alias(struct lib_copies *c, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < c->nr_copies; i++)
+		for (size_t k = 0; k < c->copies[i].nr_aliases; k++)
+			if (c->copies[i].aliases[k].dev == dev && c->copies[i].aliases[k].ino == ino)
+				return &c->copies[i];
+	return NULL;
+}
+
+static int add_alias(struct lib_copy *copy, dev_t dev, ino_t ino)
+{
+	struct seen_id *slot;
+
+	for (size_t k = 0; k < copy->nr_aliases; k++)
+		if (copy->aliases[k].dev == dev && copy->aliases[k].ino == ino)
+			return 0;
+	slot = ARRAY_SLOT(copy->aliases, copy->nr_aliases);
+	if (!slot)
+		return -ENOMEM;
+	*slot = (struct seen_id){ dev, ino };
+	copy->nr_aliases++;
+	return 0;
 }
 
 static int add_holder(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
@@ -243,7 +286,7 @@ static void note_copy(const struct lib_copy *copy, const char *what)
 
 /* A new copy: attached, or dropped with one line saying why. */
 static int add_copy(struct lib_copies *c, const char *path, const char *display, pid_t ns_pid,
-		    dev_t dev, ino_t ino, pid_t holder, enum lib_copy_origin origin)
+		    dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
 {
 	int lib = primary_of(c, base_of(display)), err;
 	struct lib_copy *copy;
@@ -264,6 +307,9 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 	copy->info = (struct lib_copy_info){ .ns_pid = ns_pid, .dev = dev, .ino = ino, .origin = origin,
 					     .lib = (size_t)lib, .attach_s = now_s() - c->t0 };
 	c->nr_copies++;
+	err = add_alias(copy, seen->dev, seen->ino);
+	if (err)
+		return err;
 	err = attach_copy(c, copy);
 	if (err) {
 		errmsg("warning: cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
@@ -303,6 +349,11 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 		copy->path = f->path;
 		copy->display = f->display;
 		c->nr_copies++;
+		if (add_alias(copy, f->seen_dev, f->seen_ino)) {
+			lib_copies__free(c);
+			errno = ENOMEM;
+			return NULL;
+		}
 	}
 	return c;
 }
@@ -324,23 +375,40 @@ static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 	return add_holder(c, copy, pid);
 }
 
-/* A file pid's maps name: the copy it is, attached if new. */
-static int consider_mapped(struct lib_copies *c, pid_t pid, ino_t self_ns, const char *display,
-			   dev_t dev, ino_t ino, enum lib_copy_origin origin)
+/* A known copy that one more process maps, or maps again. */
+static int mapped_again(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 {
-	struct lib_copy *copy = find_copy(c, dev, ino);
-	char path[PATH_MAX + 32];
-	ino_t ns = 0;
-
-	if (copy && copy->info.detached && !copy->failed)
+	if (copy->info.detached && !copy->failed)
 		return reattach(c, copy, pid);
+	return add_holder(c, copy, pid);
+}
+
+/* A file pid's maps name (as it sees it): the copy it is, attached if new. */
+static int consider_mapped(struct lib_copies *c, pid_t pid, ino_t self_ns, const char *display,
+			   const struct seen_id *seen, enum lib_copy_origin origin)
+{
+	struct lib_copy *copy = find_alias(c, seen->dev, seen->ino);
+	char path[PATH_MAX + 32];
+	dev_t dev;
+	ino_t ino;
+	ino_t ns = 0;
+	int err;
+
 	if (copy)
-		return add_holder(c, copy, pid);
+		return mapped_again(c, copy, pid);
 	if (mount_ns_of(pid, &ns))
 		return 0;
 	/* Through the process's root even in our namespace: its root may be a chroot. */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, display);
-	return add_copy(c, path, display, ns == self_ns ? 0 : pid, dev, ino, pid, origin);
+	if (lib_file_real_id(path, &dev, &ino))
+		return 0;
+	copy = find_copy(c, dev, ino);
+	if (copy) {
+		/* Another container of the same image: the same layer file under another overlay. */
+		err = add_alias(copy, seen->dev, seen->ino);
+		return err ? err : mapped_again(c, copy, pid);
+	}
+	return add_copy(c, path, display, ns == self_ns ? 0 : pid, dev, ino, seen, pid, origin);
 }
 
 /*
@@ -377,7 +445,8 @@ static int scan_maps(struct lib_copies *c, pid_t pid, ino_t self_ns, const char 
 		if (want ? strcmp(base_of(p), want) : !lib_copies__wants_name(c, base_of(p)))
 			continue;
 		found++;
-		err = consider_mapped(c, pid, self_ns, p, makedev(maj, min), (ino_t)inode, origin);
+		err = consider_mapped(c, pid, self_ns, p, &(struct seen_id){ makedev(maj, min), (ino_t)inode },
+				      origin);
 	}
 	free(line);
 	fclose(f);
@@ -410,9 +479,14 @@ static int scan_namespace(struct lib_copies *c, const struct mount_ns *ns)
 		}
 		for (size_t k = 0; k < files.cnt && !err; k++) {
 			const struct lib_file *f = &files.libs[k];
+			struct seen_id seen = { f->seen_dev, f->seen_ino };
+			struct lib_copy *copy = find_copy(c, f->dev, f->ino);
 
-			if (!find_copy(c, f->dev, f->ino))
-				err = add_copy(c, f->path, f->display, ns->pid, f->dev, f->ino, ns->pid, COPY_AT_START);
+			if (copy)
+				err = add_alias(copy, seen.dev, seen.ino);
+			else
+				err = add_copy(c, f->path, f->display, ns->pid, f->dev, f->ino, &seen, ns->pid,
+					       COPY_AT_START);
 		}
 		lib_list__free(&files);
 		if (err)
@@ -466,8 +540,9 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 	copy->info.detached = true;
 	copy->info.detach_s = now_s() - c->t0;
 	copy->nr_holders = 0;
-	if (c->hooks.forget)
-		c->hooks.forget(copy->info.dev, copy->info.ino, c->hooks.ctx);
+	/* The kernel knows the file by the ids the processes see: each alias maps anew. */
+	for (size_t k = 0; c->hooks.forget && k < copy->nr_aliases; k++)
+		c->hooks.forget(copy->aliases[k].dev, copy->aliases[k].ino, c->hooks.ctx);
 }
 
 /* Every process that maps (dev, ino) now becomes a holder: forks inherit mappings unseen. */
@@ -484,8 +559,12 @@ static size_t find_holders(struct lib_copies *c, struct lib_copy *copy)
 
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
-		if (lib_file_mapped_by((pid_t)pid, copy->info.dev, copy->info.ino) == 1)
-			add_holder(c, copy, (pid_t)pid);
+		for (size_t k = 0; k < copy->nr_aliases; k++) {
+			if (lib_file_mapped_by((pid_t)pid, copy->aliases[k].dev, copy->aliases[k].ino) == 1) {
+				add_holder(c, copy, (pid_t)pid);
+				break;
+			}
+		}
 	}
 	closedir(d);
 	return copy->nr_holders;
@@ -547,6 +626,7 @@ void lib_copies__free(struct lib_copies *c)
 
 		attacher__free(copy->attacher);
 		free(copy->holders);
+		free(copy->aliases);
 		if (copy->info.origin != COPY_PRIMARY) {
 			free(copy->path);
 			free(copy->display);

@@ -23,6 +23,9 @@ enum lib_copy_origin {
 	COPY_DISCOVERED,	/* a process mapped it later */
 };
 
+/* "primary", "start", "discovered": the one table of these names. */
+const char *lib_copy_origin_name(enum lib_copy_origin origin);
+
 /* One copy as a report names it. */
 struct lib_copy_info {
 	const char *display;	/* the path as the processes that map it see it */
