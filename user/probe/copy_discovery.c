@@ -13,12 +13,13 @@
 #include "discover.skel.h"
 
 /*
- * ld.so maps a library read-only before it maps the text executable, so the
- * file is in /proc/PID/maps when the event comes; execve maps the binary
- * first. A few short retries cover a process the event outran.
+ * A page fault implies the mapping: the file is in /proc/PID/maps when the
+ * event comes, unless the process unmapped it or exited meanwhile, or the
+ * kernel named the inode by another (hard) link. Two short retries, no more:
+ * the loop waits meanwhile.
  */
-#define MAPS_RETRIES		10
-#define MAPS_RETRY_NS		5000000
+#define MAPS_RETRIES		2
+#define MAPS_RETRY_NS		2000000
 
 struct copy_discovery {
 	struct discover_bpf *skel;
@@ -70,10 +71,10 @@ static void on_mapped(struct copy_discovery *d, const struct discover_event *ev)
 	/* Any other file stays judged: its mappings cost one lookup from now on. */
 	if (!lib_copies__wants_name(d->copies, name))
 		return;
-	for (int i = 0; i < MAPS_RETRIES && !found; i++) {
-		found = lib_copies__mapped(d->copies, (pid_t)ev->pid, name);
-		if (!found)
+	for (int i = 0; i <= MAPS_RETRIES && !found; i++) {
+		if (i)
 			nanosleep(&(struct timespec){ .tv_nsec = MAPS_RETRY_NS }, NULL);
+		found = lib_copies__mapped(d->copies, (pid_t)ev->pid, name);
 	}
 	if (found > 0)
 		return;
@@ -110,7 +111,10 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		return -errno;
 	/* The primaries stay attached: their mappings need no event. */
 	for (size_t i = 0; i < t->nr_libs; i++)
+	{
 		judge_file(d, t->libs[i].file->seen_dev, t->libs[i].file->seen_ino);
+		judge_file(d, t->libs[i].file->dev, t->libs[i].file->ino);
+	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb)
 		return -errno;

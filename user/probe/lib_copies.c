@@ -236,7 +236,8 @@ static int map_funcs(const struct lib_copies *c, size_t lib, const char *path, s
 			m->offsets[m->cnt] = c->table->offsets[id];
 		} else {
 			f = find_func(&elf, c->table->funcs[id].name);
-			if (!f) {
+			/* An IFUNC's symbol is its resolver: only the primary's build had its implementation found. */
+			if (!f || (f->flags & ELF_FUNC_IFUNC)) {
 				m->missing++;
 				continue;
 			}
@@ -540,9 +541,11 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 	copy->info.detached = true;
 	copy->info.detach_s = now_s() - c->t0;
 	copy->nr_holders = 0;
-	/* The kernel knows the file by the ids the processes see: each alias maps anew. */
+	/* Its next mapping is reported again, whichever id the kernel's hook meets. */
 	for (size_t k = 0; c->hooks.forget && k < copy->nr_aliases; k++)
 		c->hooks.forget(copy->aliases[k].dev, copy->aliases[k].ino, c->hooks.ctx);
+	if (c->hooks.forget)
+		c->hooks.forget(copy->info.dev, copy->info.ino, c->hooks.ctx);
 }
 
 /* Every process that maps (dev, ino) now becomes a holder: forks inherit mappings unseen. */

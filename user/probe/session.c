@@ -398,6 +398,13 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	if (!s->attacher)
 		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
 	t0 = now_s();
+	/*
+	 * The copies first: the scan reads every process's maps, and with
+	 * libc's functions probed already each of our own calls would count.
+	 */
+	ret = start_discovery(s, &progs);
+	if (ret)
+		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	/* Its own messages name each refusal: there is no single line to put in err. */
 	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
 	if (ret)
@@ -409,9 +416,6 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
-	ret = start_discovery(s, &progs);
-	if (ret)
-		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	s->tot.attach_ms = (now_s() - t0) * 1e3;
 	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
