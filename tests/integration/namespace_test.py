@@ -32,6 +32,9 @@ PODMAN_RUN = ["podman", "run", "--runtime", "runc", "--rm", "-i",
               # runc cannot raise rlimits in this sandbox; crun refuses hybrid cgroup hosts.
               "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
 
+# A sanitized driver (the ASan build) refuses a preloaded library ahead of its runtime unless told.
+PRELOAD_UNDER_ASAN = "verify_asan_link_order=0"
+
 # A copy appears in the kernel's mmap return, is looked up in /proc/PID/maps and attached: the promise is 1 s.
 DISCOVERY_S = 1.0
 
@@ -39,6 +42,17 @@ DISCOVERY_S = 1.0
 def require_podman():
     if not (shutil.which("podman") and shutil.which("runc")):
         raise AssertionError("podman and runc are not installed (scripts/deps)")
+
+
+def driver_deps():
+    """The loader and the libraries the driver needs besides the test library (libasan too in a sanitized build)."""
+    out = subprocess.run(["ldd", DRIVER], capture_output=True, text=True, check=True).stdout
+    deps = []
+    for line in out.splitlines():
+        path = line.split("=>")[-1].split("(")[0].strip()
+        if path.startswith("/") and os.path.basename(path) != os.path.basename(LIB):
+            deps.append(path)
+    return deps
 
 
 @contextlib.contextmanager
@@ -51,11 +65,9 @@ def lib_world():
         os.makedirs(host_dir)
         shutil.copy(LIB, os.path.join(host_dir, name))
         root = os.path.join(tmp, "root")
-        for src, dst in (("/lib64/ld-linux-x86-64.so.2", "lib64/ld-linux-x86-64.so.2"),
-                         ("/lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libc.so.6"),
-                         (DRIVER, "app/dltest_driver"),
-                         (LIB, "app/" + os.path.basename(LIB)),
-                         (LIB, "app/" + name)):
+        files = [(dep, dep.lstrip("/")) for dep in driver_deps()]
+        files += [(DRIVER, "app/dltest_driver"), (LIB, "app/" + os.path.basename(LIB)), (LIB, "app/" + name)]
+        for src, dst in files:
             target = os.path.join(root, dst)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             shutil.copy(src, target)
@@ -69,7 +81,7 @@ def lib_world():
 
 
 def host_driver(host_dir, name, calls):
-    env = dict(os.environ, LD_PRELOAD=os.path.join(host_dir, name))
+    env = dict(os.environ, LD_PRELOAD=os.path.join(host_dir, name), ASAN_OPTIONS=PRELOAD_UNDER_ASAN)
     d = subprocess.Popen([DRIVER, "--wait", "count", str(calls)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True, env=env)
     line = d.stdout.readline()
@@ -79,7 +91,8 @@ def host_driver(host_dir, name, calls):
 
 def container_driver(tag, name, calls):
     """A container whose driver calls its own copy; returns (process, the driver's host pid)."""
-    c = subprocess.Popen(PODMAN_RUN + ["-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{name}", tag,
+    c = subprocess.Popen(PODMAN_RUN + ["-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{name}",
+                                       "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
                                        "/app/dltest_driver", "--wait", "count", str(calls)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = c.stdout.readline()
