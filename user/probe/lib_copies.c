@@ -226,8 +226,10 @@ static int map_funcs(const struct lib_copies *c, size_t lib, const char *path, s
 	if (!m->offsets || !m->cookies)
 		return -ENOMEM;
 	err = elf_funcs__load(path, &elf);
-	if (err)
+	if (err) {
+		elf_funcs__free(&elf);
 		return err;
+	}
 	for (size_t i = 0; i < pl->nr_funcs; i++) {
 		size_t id = pl->first_func + i;
 		const struct elf_func *f;
@@ -314,7 +316,8 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 	err = attach_copy(c, copy);
 	if (err) {
 		errmsg("warning: cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
-		       display, (int)holder, attach_strerror(err));
+		       display, (int)holder, err == -ENOENT ? "none of the selected functions is in it (another version)"
+							    : attach_strerror(err));
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
 		copy->info.detached = true;
