@@ -110,6 +110,8 @@ def host_pid_of_container_driver(name):
 
 
 def finish_container(c):
+    if c.poll() is not None:
+        return
     with contextlib.suppress(BrokenPipeError, OSError):
         c.stdin.write("bye\n")
         c.stdin.flush()
@@ -201,25 +203,37 @@ def test_own_copy_in_container_and_host():
 
 
 @modes("session", "multi")
-def test_two_containers_of_one_image_share_a_copy():
-    """Two containers of one image see one layer file through two overlays (two
-    devices in their maps): one copy, attached once, each call counted once."""
+def test_containers_of_one_image_share_a_copy():
+    """Containers of one image see one layer file through overlays of their own
+    (another device each in their maps): one copy, attached once, each call
+    counted once. The third container's faults find the file reported already
+    (no event of its own): when the first two exit, the copy stays attached
+    for it, and is detached when it exits too."""
     require_podman()
     with lib_world() as (name, host_dir, tag):
         a, _ = container_driver(tag, name, 30000)
         prof = Profiler(["--lib", name, "--func", "dlt_add"], env=profiler_env(host_dir))
-        b = None
+        b = c = None
         try:
             b, _ = container_driver(tag, name, 10000)
+            c, _ = container_driver(tag, name, 5000)
             drive(a)
             drive(b)
+            finish_container(a)
+            finish_container(b)
+            time.sleep(DISCOVERY_S)
+            check(not any(l and "detached copy" in l for l, _ in prof.lines),
+                  f"detached while a container still maps it: {prof.lines}")
+            drive(c)
+            finish_container(c)
+            prof.wait_for(f"detached copy /app/{name}", 10)
             doc = prof.stop()
         finally:
-            finish_container(a)
-            if b:
-                finish_container(b)
-    check(calls_of(doc, "dlt_add") == 40000, f"two containers, one image: {calls_of(doc, 'dlt_add')} calls, want 40000")
-    copies = [c for c in doc.get("copies", []) if c["path"] == f"/app/{name}"]
+            for x in (a, b, c):
+                if x:
+                    finish_container(x)
+    check(calls_of(doc, "dlt_add") == 45000, f"three containers, one image: {calls_of(doc, 'dlt_add')} calls, want 45000")
+    copies = [x for x in doc.get("copies", []) if x["path"] == f"/app/{name}"]
     check(len(copies) == 1, f"the image's copy is not one copy: {doc.get('copies')}")
 
 

@@ -551,13 +551,22 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 		c->hooks.forget(copy->info.dev, copy->info.ino, c->hooks.ctx);
 }
 
-/* Every process that maps (dev, ino) now becomes a holder: forks inherit mappings unseen. */
-static size_t find_holders(struct lib_copies *c, struct lib_copy *copy)
+/*
+ * Every process that maps copy i now becomes a holder: forks inherit
+ * mappings unseen, and a container of an image whose layer file the kernel
+ * reported already makes no event of its own (its overlay id is new to us,
+ * so its maps lines of that name are looked at through their real inode).
+ * Copies met meanwhile may be added: the array may move.
+ */
+static size_t find_holders(struct lib_copies *c, size_t i)
 {
+	char base[NAME_MAX + 1];
 	struct dirent *de;
-	DIR *d = opendir("/proc");
+	ino_t self;
+	DIR *d;
 
-	if (!d)
+	snprintf(base, sizeof(base), "%s", base_of(c->copies[i].display));
+	if (mount_ns_of(0, &self) || !(d = opendir("/proc")))
 		return 1;	/* cannot tell: keep it */
 	while ((de = readdir(d))) {
 		char *end;
@@ -565,15 +574,10 @@ static size_t find_holders(struct lib_copies *c, struct lib_copy *copy)
 
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
-		for (size_t k = 0; k < copy->nr_aliases; k++) {
-			if (lib_file_mapped_by((pid_t)pid, copy->aliases[k].dev, copy->aliases[k].ino) == 1) {
-				add_holder(c, copy, (pid_t)pid);
-				break;
-			}
-		}
+		scan_maps(c, (pid_t)pid, self, base, COPY_DISCOVERED);
 	}
 	closedir(d);
-	return copy->nr_holders;
+	return c->copies[i].nr_holders;
 }
 
 void lib_copies__exited(struct lib_copies *c, pid_t pid)
@@ -590,8 +594,9 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid)
 		}
 		if (!held || copy->nr_holders || copy->info.detached)
 			continue;
-		if (find_holders(c, copy))
+		if (find_holders(c, i))
 			continue;
+		copy = &c->copies[i];
 		detach_copy(c, copy);
 		note_copy(copy, "detached");
 	}
