@@ -173,7 +173,6 @@ def profiler_env(host_dir):
     return dict(os.environ, LD_LIBRARY_PATH=host_dir)
 
 
-@modes("session", "multi")
 def test_own_copy_in_container_and_host():
     """A container with its own copy (another inode) and a host process, one
     profile by name: both counted exactly, the copy named with its namespace."""
@@ -202,7 +201,6 @@ def test_own_copy_in_container_and_host():
           f"the host's file and the container's copy are one inode: {copies}")
 
 
-@modes("session", "multi")
 def test_containers_of_one_image_share_a_copy():
     """Containers of one image see one layer file through overlays of their own
     (another device each in their maps): one copy, attached once, each call
@@ -237,7 +235,6 @@ def test_containers_of_one_image_share_a_copy():
     check(len(copies) == 1, f"the image's copy is not one copy: {doc.get('copies')}")
 
 
-@modes("session", "multi")
 def test_container_started_later_then_detached():
     """A container started after the profiler: its copy is discovered from the mapping
     within DISCOVERY_S, all its calls count; once it exits the copy is detached."""
@@ -268,7 +265,6 @@ def test_container_started_later_then_detached():
           f"the summary's copies: {doc.get('copies')}")
 
 
-@modes("session", "multi")
 def test_proc_root_path_is_the_containers_file():
     """--lib /proc/PID/root/app/NAME is the container's copy, not the host's file of
     the same name: the container's calls count, the host process's do not."""
@@ -287,7 +283,6 @@ def test_proc_root_path_is_the_containers_file():
     check(calls_of(doc, "dlt_add") == 30000, f"/proc/PID/root path: {calls_of(doc, 'dlt_add')} calls, want 30000")
 
 
-@modes("session", "multi")
 def test_pid_absolute_path_in_its_namespace():
     """-p PID --lib /app/NAME: the path as the container sees it."""
     require_podman()
