@@ -166,12 +166,12 @@ struct lib_copies *copy_discovery__copies(struct copy_discovery *d)
 	return d ? d->copies : NULL;
 }
 
-void copy_discovery__stop(struct copy_discovery *d)
+int copy_discovery__stop(struct copy_discovery *d, int timeout_ms)
 {
 	if (!d)
-		return;
+		return 0;
 	discover_bpf__detach(d->skel);
-	lib_copies__detach_all(d->copies);
+	return lib_copies__detach_all(d->copies, timeout_ms);
 }
 
 void copy_discovery__free(struct copy_discovery *d)

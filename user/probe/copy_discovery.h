@@ -31,8 +31,12 @@ int copy_discovery__poll(struct copy_discovery *d);
 /* Events the kernel could not report (its buffer full): copies that may have gone unseen. */
 uint64_t copy_discovery__lost(const struct copy_discovery *d);
 struct lib_copies *copy_discovery__copies(struct copy_discovery *d);
-/* Stop reporting and detach every copy (the primaries stay the session's). NULL-safe. */
-void copy_discovery__stop(struct copy_discovery *d);
+/*
+ * Stop reporting and detach every copy (the primaries stay the session's),
+ * waiting at most timeout_ms. 0, or 1 when a detach is still under way.
+ * NULL-safe.
+ */
+int copy_discovery__stop(struct copy_discovery *d, int timeout_ms);
 void copy_discovery__free(struct copy_discovery *d);
 
 #endif /* DLPROF_COPY_DISCOVERY_H */

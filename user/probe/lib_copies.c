@@ -12,6 +12,7 @@
 
 #include "elf/elf_symbols.h"
 #include "elf/lib_resolve.h"
+#include "probe/detacher.h"
 #include "probe/lib_copies.h"
 #include "util/array.h"
 #include "util/messages.h"
@@ -46,6 +47,8 @@ struct lib_copies {
 	struct lib_copy *copies;
 	size_t nr_copies;
 	struct lib_copy_info *infos;	/* lib_copies__list's answer */
+	struct detacher **detachers;	/* links being closed off the loop's thread */
+	size_t nr_detachers;
 	double t0;
 };
 
@@ -537,9 +540,28 @@ int lib_copies__scan(struct lib_copies *c)
 	return err ? err : scan_all_maps(c, self);
 }
 
+/*
+ * Closing a uprobe link may wait in the kernel for a task stuck in the
+ * probe machinery (probe/detacher.h): on a thread of its own, so that the
+ * profile goes on meanwhile.
+ */
+static void release_attacher(struct lib_copies *c, struct attacher *a)
+{
+	struct detacher **slot;
+
+	if (!a)
+		return;
+	slot = ARRAY_SLOT(c->detachers, c->nr_detachers);
+	if (slot && (*slot = detacher__start(a))) {
+		c->nr_detachers++;
+		return;
+	}
+	attacher__free(a);
+}
+
 static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 {
-	attacher__free(copy->attacher);
+	release_attacher(c, copy->attacher);
 	copy->attacher = NULL;
 	copy->info.detached = true;
 	copy->info.detach_s = now_s() - c->t0;
@@ -602,14 +624,27 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid)
 	}
 }
 
-void lib_copies__detach_all(struct lib_copies *c)
+int lib_copies__detach_all(struct lib_copies *c, int timeout_ms)
 {
+	struct timespec t;
+	double deadline;
+
 	if (!c)
-		return;
+		return 0;
 	for (size_t i = 0; i < c->nr_copies; i++) {
-		attacher__free(c->copies[i].attacher);
+		release_attacher(c, c->copies[i].attacher);
 		c->copies[i].attacher = NULL;
 	}
+	deadline = now_s() + timeout_ms / 1e3;
+	for (size_t i = 0; i < c->nr_detachers; i++) {
+		while (!detacher__done(c->detachers[i])) {
+			if (now_s() >= deadline)
+				return 1;
+			t = (struct timespec){ .tv_nsec = 1000000 };
+			nanosleep(&t, NULL);
+		}
+	}
+	return 0;
 }
 
 const struct lib_copy_info *lib_copies__list(struct lib_copies *c, size_t *cnt)
@@ -643,6 +678,9 @@ void lib_copies__free(struct lib_copies *c)
 			free(copy->display);
 		}
 	}
+	for (size_t i = 0; i < c->nr_detachers; i++)
+		detacher__free(c->detachers[i]);
+	free(c->detachers);
 	free(c->copies);
 	free(c->infos);
 	free(c);

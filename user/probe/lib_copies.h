@@ -75,8 +75,12 @@ int lib_copies__scan(struct lib_copies *c);
 int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base);
 /* pid exited: copies it held that no process maps any more are detached. */
 void lib_copies__exited(struct lib_copies *c, pid_t pid);
-/* Detach every copy (not the primaries, which the session's attacher holds). */
-void lib_copies__detach_all(struct lib_copies *c);
+/*
+ * Detach every copy (not the primaries, which the session's attacher
+ * holds), waiting at most timeout_ms for the kernel to let them go. 0, or 1
+ * when some detach was still under way (it goes on on its own thread).
+ */
+int lib_copies__detach_all(struct lib_copies *c, int timeout_ms);
 /* The copies so far, primaries first; valid until the next call that changes the set. */
 const struct lib_copy_info *lib_copies__list(struct lib_copies *c, size_t *cnt);
 void lib_copies__free(struct lib_copies *c);

@@ -573,14 +573,16 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 	struct detacher *d;
 	bool done = true;
 
-	/* The copies first: no new one may be attached while the rest goes. */
-	copy_discovery__stop(s->discovery);
+	/* The copies first (their detach starts on threads): no new one may be attached while the rest goes. */
+	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
 	d = detacher__start(s->attacher);
 	if (!d)
 		attacher__free(s->attacher);
 	s->attacher = NULL;
 	if (d)
 		done = wait_detach(d, w, t0);
+	if (copy_discovery__stop(s->discovery, done ? w->patience_ms : 0))
+		done = false;
 	s->tot.detach_unfinished = !done;
 	s->tot.detach_ms = (now_s() - t0) * 1e3;
 	detacher__free(d);
