@@ -20,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "dlprof.h"
 #include "discover.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -45,6 +46,21 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/*
+ * --cgroup/--container: only processes in these cgroups' subtrees find
+ * copies (entries in use: nr_cgroups; 0: every process). Checked before the
+ * file is judged, so a target that maps a file others mapped first still
+ * reports it.
+ */
+const volatile __u32 nr_cgroups = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, DLPROF_MAX_CGROUPS);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_targets SEC(".maps");
+
 /* Events the ringbuf had no room for: the loader reports them, never a silent miss. */
 __u64 lost_events = 0;
 
@@ -64,6 +80,17 @@ static __always_inline void inode_name(struct inode *inode, char *buf, __u32 sz)
 	bpf_probe_read_kernel_str(buf, sz, BPF_CORE_READ(dentry, d_name.name));
 }
 
+static __always_inline bool in_targets(void)
+{
+	for (__u32 i = 0; i < DLPROF_MAX_CGROUPS; i++) {
+		if (i >= nr_cgroups)
+			break;
+		if (bpf_current_task_under_cgroup(&cgroup_targets, i) == 1)
+			return true;
+	}
+	return false;
+}
+
 static __always_inline int file_faulted(struct address_space *mapping)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -73,7 +100,7 @@ static __always_inline int file_faulted(struct address_space *mapping)
 	__u8 one = 1;
 
 	/* Kernel threads (khugepaged) map nothing of their own. */
-	if (!task->mm)
+	if (!task->mm || (nr_cgroups && !in_targets()))
 		return 0;
 	/* Direct loads through the tracepoint's BTF pointers: cheaper than bpf_probe_read_kernel on this hot path. */
 	inode = mapping->host;

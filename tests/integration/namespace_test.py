@@ -89,9 +89,9 @@ def host_driver(host_dir, name, calls):
     return d
 
 
-def container_driver(tag, name, calls):
+def container_driver(tag, name, calls, extra=()):
     """A container whose driver calls its own copy; returns (process, the driver's host pid)."""
-    c = subprocess.Popen(PODMAN_RUN + ["-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{name}",
+    c = subprocess.Popen(PODMAN_RUN + list(extra) + ["-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{name}",
                                        "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
                                        "/app/dltest_driver", "--wait", "count", str(calls)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -263,6 +263,61 @@ def test_container_started_later_then_detached():
     mine = [c for c in doc.get("copies", []) if c["path"] == f"/app/{name}"]
     check(len(mine) == 1 and mine[0]["origin"] == "discovered" and mine[0]["detached"],
           f"the summary's copies: {doc.get('copies')}")
+
+
+@modes("session", "multi")
+def test_cgroup_target_finds_only_its_copies():
+    """--cgroup: a container started later in the target cgroup has its copy
+    discovered and counted; a host process with a copy of its own is outside:
+    its copy is not attached at all (it would pay the uprobe for nothing)."""
+    require_podman()
+    rel = f"/dlprof-ns-{os.getpid()}"
+    parent = cgroup2_mount() + rel
+    os.makedirs(parent)
+    c = h = None
+    try:
+        with lib_world() as (name, host_dir, tag), tempfile.TemporaryDirectory() as other:
+            shutil.copy(LIB, os.path.join(other, name))
+            h = host_driver(other, name, 20000)
+            prof = Profiler(["--lib", name, "--func", "dlt_add", "--cgroup", parent], env=profiler_env(host_dir))
+            # podman makes the container's cgroup below ours (--cgroup-parent takes a cgroup path).
+            c, _ = container_driver(tag, name, 30000, extra=["--cgroup-parent", rel])
+            prof.wait_for(f"discovered copy /app/{name}", 10)
+            drive(c)
+            drive(h)
+            doc = prof.stop()
+    finally:
+        if c:
+            finish_container(c)
+        if h:
+            h.kill()
+            h.wait()
+        remove_cgroup_everywhere(rel)
+    check(calls_of(doc, "dlt_add") == 30000, f"--cgroup, later container: {calls_of(doc, 'dlt_add')} calls, want 30000")
+    paths = [x["path"] for x in doc.get("copies", [])]
+    check(not any(p.startswith(other) for p in paths), f"the untargeted process's copy was attached: {paths}")
+
+
+def remove_cgroup_everywhere(rel):
+    """rel and what podman made below it, in every cgroup hierarchy (v1 ones too on hybrid hosts)."""
+    with open("/proc/self/mountinfo") as f:
+        mounts = [l.partition(" - ")[0].split()[4] for l in f if l.partition(" - ")[2].split()[0] in ("cgroup", "cgroup2")]
+    for mnt in mounts:
+        top = mnt + rel
+        if not os.path.isdir(top):
+            continue
+        for d in sorted((os.path.join(r, x) for r, ds, _ in os.walk(top) for x in ds), key=len, reverse=True) + [top]:
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.split()[0] == "cgroup2":
+                return left.split()[4]
+    raise Skip("no cgroup v2 hierarchy mounted")
 
 
 def test_proc_root_path_is_the_containers_file():

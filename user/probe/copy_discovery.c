@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "discover.h"
+#include "probe/cgroup_target.h"
 #include "probe/copy_discovery.h"
 #include "util/messages.h"
 #include "discover.skel.h"
@@ -23,6 +28,9 @@
 
 struct copy_discovery {
 	struct discover_bpf *skel;
+	char *const *cgroups;		/* absolute v2 directories; none: every process */
+	size_t nr_cgroups;
+	char cgroup_mount[PATH_MAX];
 	struct ring_buffer *rb;
 	struct lib_copies *copies;
 	uint64_t maps_missed;		/* reported files never found in the process's maps */
@@ -51,6 +59,43 @@ static void forget_file(dev_t dev, ino_t ino, void *ctx)
 	struct discover_file_key key = { .dev = kernel_dev(dev), .ino = ino };
 
 	bpf_map_delete_elem(bpf_map__fd(d->skel->maps.judged_files), &key);
+}
+
+/* In a target cgroup's subtree, as the BPF side checks it (bpf_current_task_under_cgroup). */
+static bool in_target(pid_t pid, void *ctx)
+{
+	struct copy_discovery *d = ctx;
+	char rel[PATH_MAX], full[2 * PATH_MAX];
+
+	if (proc_cgroup2_path(pid, rel, sizeof(rel)))
+		return false;
+	snprintf(full, sizeof(full), "%s%s", d->cgroup_mount, rel);
+	for (size_t i = 0; i < d->nr_cgroups; i++) {
+		size_t n = strlen(d->cgroups[i]);
+
+		while (n > 1 && d->cgroups[i][n - 1] == '/')
+			n--;
+		if (!strncmp(full, d->cgroups[i], n) && (full[n] == '\0' || full[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* The target cgroups into the discovery's own filter map, as the session does for the probes'. */
+static int fill_cgroups(struct copy_discovery *d)
+{
+	int map_fd = bpf_map__fd(d->skel->maps.cgroup_targets), err = 0;
+
+	for (__u32 i = 0; i < d->nr_cgroups && !err; i++) {
+		int fd = open(d->cgroups[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		if (bpf_map_update_elem(map_fd, &i, &fd, BPF_ANY))
+			err = -errno;
+		close(fd);
+	}
+	return err;
 }
 
 static void judge_file(struct copy_discovery *d, dev_t dev, ino_t ino)
@@ -103,15 +148,26 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	struct lib_copies_hooks hooks = { .watch = watch_pid, .forget = forget_file, .ctx = d };
 	int err;
 
-	d->skel = discover_bpf__open_and_load();
+	if (d->nr_cgroups) {
+		hooks.in_target = in_target;
+		err = cgroup2_mount(d->cgroup_mount, sizeof(d->cgroup_mount));
+		if (err)
+			return err;
+	}
+	d->skel = discover_bpf__open();
 	if (!d->skel)
 		return -errno;
+	d->skel->rodata->nr_cgroups = (__u32)d->nr_cgroups;
+	err = discover_bpf__load(d->skel);
+	if (!err)
+		err = fill_cgroups(d);
+	if (err)
+		return err;
 	d->copies = lib_copies__new(t, specs, mode, progs, &hooks);
 	if (!d->copies)
 		return -errno;
 	/* The primaries stay attached: their mappings need no event. */
-	for (size_t i = 0; i < t->nr_libs; i++)
-	{
+	for (size_t i = 0; i < t->nr_libs; i++) {
 		judge_file(d, t->libs[i].file->seen_dev, t->libs[i].file->seen_ino);
 		judge_file(d, t->libs[i].file->dev, t->libs[i].file->ino);
 	}
@@ -125,13 +181,16 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 }
 
 struct copy_discovery *copy_discovery__start(const struct probe_table *t, const struct str_list *specs,
-					     enum attach_mode mode, const struct attach_progs *progs)
+					     enum attach_mode mode, const struct attach_progs *progs,
+					     char *const *cgroups, size_t nr_cgroups)
 {
 	struct copy_discovery *d = calloc(1, sizeof(*d));
 	int err;
 
 	if (!d)
 		return NULL;
+	d->cgroups = cgroups;
+	d->nr_cgroups = nr_cgroups;
 	err = start(d, t, specs, mode, progs);
 	if (err) {
 		copy_discovery__free(d);

@@ -502,6 +502,11 @@ static int scan_namespace(struct lib_copies *c, const struct mount_ns *ns)
 	return 0;
 }
 
+static bool targeted(const struct lib_copies *c, pid_t pid)
+{
+	return !c->hooks.in_target || c->hooks.in_target(pid, c->hooks.ctx);
+}
+
 static int scan_all_maps(struct lib_copies *c, ino_t self)
 {
 	struct dirent *de;
@@ -515,7 +520,7 @@ static int scan_all_maps(struct lib_copies *c, ino_t self)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid == getpid())
+		if (*end || pid <= 0 || pid == getpid() || !targeted(c, (pid_t)pid))
 			continue;
 		err = scan_maps(c, (pid_t)pid, self, NULL, COPY_AT_START);
 		err = err < 0 ? err : 0;
@@ -532,7 +537,8 @@ int lib_copies__scan(struct lib_copies *c)
 	int err;
 
 	err = mount_ns_of(0, &self);
-	if (!err)
+	/* Targets: what their processes map now, and what they map later (the hook). */
+	if (!err && !c->hooks.in_target)
 		err = mount_ns_list(&nss, &cnt);
 	for (size_t i = 0; !err && i < cnt; i++)
 		err = scan_namespace(c, &nss[i]);
@@ -594,7 +600,7 @@ static size_t find_holders(struct lib_copies *c, size_t i)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid == getpid())
+		if (*end || pid <= 0 || pid == getpid() || !targeted(c, (pid_t)pid))
 			continue;
 		scan_maps(c, (pid_t)pid, self, base, COPY_DISCOVERED);
 	}

@@ -49,6 +49,8 @@ struct lib_copies_hooks {
 	int (*watch)(pid_t pid, void *ctx);
 	/* The copy (dev, ino) was detached: report its next mapping again. */
 	void (*forget)(dev_t dev, ino_t ino, void *ctx);
+	/* NULL: every process's copies count; else only those of the processes it accepts. */
+	bool (*in_target)(pid_t pid, void *ctx);
 	void *ctx;
 };
 
@@ -64,7 +66,8 @@ bool lib_copies__wants_name(const struct lib_copies *c, const char *base);
 /*
  * Every copy running processes can reach now: each other mount namespace's
  * own resolution of the names (ld.so cache, directories, maps) and every
- * process's maps. Attaches those not yet attached. Returns 0 or -errno.
+ * process's maps; with in_target, only the target processes' maps. Attaches
+ * those not yet attached. Returns 0 or -errno.
  */
 int lib_copies__scan(struct lib_copies *c);
 /*

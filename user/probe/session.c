@@ -368,9 +368,10 @@ static int poll_add(struct session *s, int fd)
 }
 
 /*
- * A profile of every process also probes the libraries' copies in other
- * mount namespaces, those there now and those that appear (docs/containers.md).
- * A target (-p, a command) maps what it maps: the table has its files already.
+ * A profile of every process (or of cgroups) also probes the libraries'
+ * copies in other mount namespaces, those there now and those that appear
+ * (docs/containers.md). A target (-p, a command) maps what it maps: the
+ * table has its files already.
  */
 static int start_discovery(struct session *s, const struct attach_progs *progs)
 {
@@ -378,7 +379,8 @@ static int start_discovery(struct session *s, const struct attach_progs *progs)
 
 	if (s->opts.command || s->opts.nr_pids)
 		return 0;
-	s->discovery = copy_discovery__start(&s->table, &s->opts.sel.libs, s->mode, progs);
+	s->discovery = copy_discovery__start(&s->table, &s->opts.sel.libs, s->mode, progs, s->opts.cgroups,
+					     s->opts.nr_cgroups);
 	if (!s->discovery)
 		return -errno;
 	ret = poll_add(s, s->recorder ? recorder__fd(s->recorder) : -1);
