@@ -124,6 +124,7 @@ static __always_inline int file_faulted(struct address_space *mapping)
 	}
 	ev->type = DISCOVER_MAP;
 	ev->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	ev->ts_ns = bpf_ktime_get_ns();
 	ev->file = key;
 	inode_name(inode, ev->name, sizeof(ev->name));
 	/* Woken at once: a copy must be attached before the process calls into it. */

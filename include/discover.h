@@ -26,6 +26,7 @@ struct discover_file_key {
 struct discover_event {
 	__u32 type;		/* enum discover_event_type */
 	__u32 pid;		/* the process (tgid) */
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC, when the kernel saw it */
 	struct discover_file_key file;	/* DISCOVER_MAP */
 	char name[DISCOVER_NAME_LEN];	/* DISCOVER_MAP: one of the inode's dentry names, NUL-terminated */
 };

@@ -263,6 +263,8 @@ def test_container_started_later_then_detached():
     mine = [c for c in doc.get("copies", []) if c["path"] == f"/app/{name}"]
     check(len(mine) == 1 and mine[0]["origin"] == "discovered" and mine[0]["detached"],
           f"the summary's copies: {doc.get('copies')}")
+    # From the kernel's first sight of the file (its first page fault) to the probes in.
+    check(0 < mine[0]["discovery_ms"] < DISCOVERY_S * 1e3, f"discovered after {mine[0]['discovery_ms']} ms")
 
 
 @modes("session", "multi")

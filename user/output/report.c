@@ -231,6 +231,8 @@ static void print_copies(FILE *out, const struct report_info *info)
 			c->origin, c->functions);
 		if (c->attach_s > 0)
 			fprintf(out, ", attached at %.3f s", c->attach_s);
+		if (c->discovery_ms > 0)
+			fprintf(out, " (%.1f ms after its first mapping)", c->discovery_ms);
 		if (c->detached)
 			fprintf(out, ", detached at %.3f s", c->detach_s);
 		fputc('\n', out);
@@ -366,6 +368,8 @@ static struct json_object *copy_json(const struct report_copy *c)
 	err |= json_object_object_add(o, "detached", json_object_new_boolean(c->detached));
 	if (c->detached)
 		err |= json_object_object_add(o, "detach_s", json_object_new_double(c->detach_s));
+	if (c->discovery_ms > 0)
+		err |= json_object_object_add(o, "discovery_ms", json_object_new_double(c->discovery_ms));
 	if (err) {
 		json_object_put(o);
 		return NULL;

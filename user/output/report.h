@@ -29,6 +29,7 @@ struct report_copy {
 	size_t functions;		/* attached in this copy */
 	bool detached;			/* no process mapped it any more */
 	double attach_s, detach_s;	/* since the start */
+	double discovery_ms;		/* discovered: from the kernel's first sight of the file to the probes in */
 };
 
 struct report_info {

@@ -119,7 +119,7 @@ static void on_mapped(struct copy_discovery *d, const struct discover_event *ev)
 	for (int i = 0; i <= MAPS_RETRIES && !found; i++) {
 		if (i)
 			nanosleep(&(struct timespec){ .tv_nsec = MAPS_RETRY_NS }, NULL);
-		found = lib_copies__mapped(d->copies, (pid_t)ev->pid, name);
+		found = lib_copies__mapped(d->copies, (pid_t)ev->pid, name, (double)ev->ts_ns / 1e9);
 	}
 	if (found > 0)
 		return;

@@ -48,6 +48,7 @@ struct lib_copies {
 	size_t nr_copies;
 	struct lib_copy_info *infos;	/* lib_copies__list's answer */
 	struct detacher **detachers;	/* links being closed off the loop's thread */
+	double seen_s;			/* the event being handled: when the kernel saw the file (0: none) */
 	size_t nr_detachers;
 	double t0;
 };
@@ -285,9 +286,13 @@ static void note_copy(const struct lib_copy *copy, const char *what)
 
 	if (copy->info.ns_pid)
 		snprintf(ns, sizeof(ns), " (namespace of pid %d)", (int)copy->info.ns_pid);
-	errmsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s", what, copy->display, ns,
+	char late[48] = "";
+
+	if (copy->info.discovery_ms > 0 && !copy->info.detached)
+		snprintf(late, sizeof(late), ", %.1f ms after its first mapping", copy->info.discovery_ms);
+	errmsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
 	       major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino, copy->info.nr_funcs,
-	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "");
+	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "", late);
 }
 
 /* A new copy: attached, or dropped with one line saying why. */
@@ -327,6 +332,8 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		copy->failed = true;
 		return 0;
 	}
+	if (origin == COPY_DISCOVERED && c->seen_s > 0)
+		copy->info.discovery_ms = (now_s() - c->seen_s) * 1e3;
 	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : "attached");
 	return holder > 0 ? add_holder(c, copy, holder) : 0;
 }
@@ -460,14 +467,16 @@ static int scan_maps(struct lib_copies *c, pid_t pid, ino_t self_ns, const char 
 	return err ? err : found;
 }
 
-int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base)
+int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double seen_s)
 {
 	ino_t self;
 	int n;
 
 	if (mount_ns_of(0, &self))
 		return -ESRCH;
+	c->seen_s = seen_s;
 	n = scan_maps(c, pid, self, base, COPY_DISCOVERED);
+	c->seen_s = 0;
 	return n < 0 ? n : n > 0;
 }
 

@@ -38,6 +38,7 @@ struct lib_copy_info {
 	size_t nr_missing;	/* functions of the primary this copy does not have (another version) */
 	bool detached;		/* no process mapped it any more */
 	double attach_s;	/* seconds since the session started (0 for those at the start) */
+	double discovery_ms;	/* COPY_DISCOVERED: from the kernel's first sight of the file to the probes in */
 	double detach_s;
 };
 
@@ -71,11 +72,11 @@ bool lib_copies__wants_name(const struct lib_copies *c, const char *base);
  */
 int lib_copies__scan(struct lib_copies *c);
 /*
- * pid mapped a file named base: attach the copy it is if new, else note
- * pid as one of its holders. 1: the file was found in pid's maps (new or
+ * pid mapped a file named base (the kernel saw it at seen_s, CLOCK_MONOTONIC
+ * seconds): attach the copy it is if new, else note pid as one of its holders. 1: the file was found in pid's maps (new or
  * not), 0: not there (yet, or pid is gone), -errno.
  */
-int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base);
+int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double seen_s);
 /* pid exited: copies it held that no process maps any more are detached. */
 void lib_copies__exited(struct lib_copies *c, pid_t pid);
 /*
