@@ -56,14 +56,6 @@ struct lib_list {
  * On any error out is left as it was.
  */
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz);
-/*
- * The (dev, ino) a uprobe on the file at path attaches to (the kernel takes
- * d_real_inode()): stat()'s, except on an overlay, where it is the file of
- * the layer that holds it, found through the mount's upperdir and lowerdir
- * in the mountinfo of the namespace path is in (path may go through
- * /proc/PID/root). Returns 0 or -errno from stat().
- */
-int lib_file_real_id(const char *path, dev_t *dev, ino_t *ino);
 /* Whether /proc/PID/maps maps the file (dev, ino): 1, 0, or -errno (-ESRCH: gone). */
 int lib_file_mapped_by(pid_t pid, dev_t dev, ino_t ino);
 /* Frees the files and the array, not list itself: it is left empty and reusable. */

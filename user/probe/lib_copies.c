@@ -17,6 +17,7 @@
 #include "util/array.h"
 #include "util/messages.h"
 #include "util/mount_ns.h"
+#include "util/real_inode.h"
 
 #define DELETED_SUFFIX	" (deleted)"
 
@@ -414,7 +415,7 @@ static int consider_mapped(struct lib_copies *c, pid_t pid, ino_t self_ns, const
 		return 0;
 	/* Through the process's root even in our namespace: its root may be a chroot. */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, display);
-	if (lib_file_real_id(path, &dev, &ino))
+	if (real_inode_of(path, &dev, &ino))
 		return 0;
 	copy = find_copy(c, dev, ino);
 	if (copy) {
