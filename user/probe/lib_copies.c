@@ -10,8 +10,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "elf/elf_symbols.h"
 #include "elf/lib_resolve.h"
+#include "probe/copy_funcs.h"
 #include "probe/detacher.h"
 #include "probe/lib_copies.h"
 #include "util/array.h"
@@ -194,76 +194,14 @@ static int add_holder(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 	return 0;
 }
 
-struct func_map {
-	uint64_t *offsets;
-	uint64_t *cookies;
-	size_t cnt;
-	size_t missing;
-};
-
-static const struct elf_func *find_func(const struct elf_func_list *elf, const char *name)
-{
-	for (size_t i = 0; i < elf->cnt; i++) {
-		const struct elf_func *f = &elf->funcs[i];
-
-		if (!strcmp(f->name, name))
-			return f;
-		for (size_t a = 0; f->aliases && f->aliases[a]; a++)
-			if (!strcmp(f->aliases[a], name))
-				return f;
-	}
-	return NULL;
-}
-
-/*
- * The primary's functions at this copy's offsets. The same build: the same
- * offsets, placement included. Another build: each function by name at its
- * entry (the placement was judged on the primary's code, not this one's).
- */
-static int map_funcs(const struct lib_copies *c, size_t lib, const char *path, struct func_map *m)
-{
-	const struct probe_lib *pl = &c->table->libs[lib];
-	struct elf_func_list elf = {};
-	int err;
-
-	m->offsets = calloc(pl->nr_funcs + 1, sizeof(*m->offsets));
-	m->cookies = calloc(pl->nr_funcs + 1, sizeof(*m->cookies));
-	if (!m->offsets || !m->cookies)
-		return -ENOMEM;
-	err = elf_funcs__load(path, &elf);
-	if (err) {
-		elf_funcs__free(&elf);
-		return err;
-	}
-	for (size_t i = 0; i < pl->nr_funcs; i++) {
-		size_t id = pl->first_func + i;
-		const struct elf_func *f;
-
-		if (pl->build_id[0] && !strcmp(pl->build_id, elf.build_id)) {
-			m->offsets[m->cnt] = c->table->offsets[id];
-		} else {
-			f = find_func(&elf, c->table->funcs[id].name);
-			/* An IFUNC's symbol is its resolver: only the primary's build had its implementation found. */
-			if (!f || (f->flags & ELF_FUNC_IFUNC)) {
-				m->missing++;
-				continue;
-			}
-			m->offsets[m->cnt] = f->file_offset;
-		}
-		m->cookies[m->cnt++] = c->table->cookies[id];
-	}
-	elf_funcs__free(&elf);
-	return 0;
-}
-
 static int attach_copy(struct lib_copies *c, struct lib_copy *copy)
 {
-	struct func_map m = {};
+	struct copy_funcs m = {};
 	struct attach_skip *skips = NULL;
 	size_t nr_skips = 0;
 	int err;
 
-	err = map_funcs(c, copy->info.lib, copy->path, &m);
+	err = copy_funcs__map(c->table, copy->info.lib, copy->path, &m);
 	if (!err && !m.cnt)
 		err = -ENOENT;
 	if (!err)
@@ -276,8 +214,7 @@ static int attach_copy(struct lib_copies *c, struct lib_copy *copy)
 	copy->info.nr_funcs = m.cnt - nr_skips;
 	copy->info.nr_missing = m.missing;
 	free(skips);
-	free(m.offsets);
-	free(m.cookies);
+	copy_funcs__free(&m);
 	return err;
 }
 
