@@ -49,8 +49,8 @@ struct lib_copies {
 	size_t nr_copies;
 	struct lib_copy_info *infos;	/* lib_copies__list's answer */
 	struct detacher **detachers;	/* links being closed off the loop's thread */
-	double seen_s;			/* the event being handled: when the kernel saw the file (0: none) */
 	size_t nr_detachers;
+	double seen_s;			/* the event being handled: when the kernel saw the file (0: none) */
 	double t0;
 };
 
