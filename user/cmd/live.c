@@ -87,11 +87,14 @@ static int write_summary(struct live *l)
 /* The files probed for the libraries, as the summary names them; none when only the table's were. */
 static void fill_copies(struct live *l)
 {
-	size_t n;
+	size_t n, others = 0;
 	const struct lib_copy_info *c = session__copies(l->session, &n);
-	struct report_copy *rc = n > 1 ? realloc(l->copies, n * sizeof(*rc)) : NULL;
+	struct report_copy *rc;
 
 	l->info.nr_copies = 0;
+	for (size_t i = 0; i < n; i++)
+		others += c[i].origin != COPY_PRIMARY;
+	rc = others ? realloc(l->copies, n * sizeof(*rc)) : NULL;
 	if (!rc)
 		return;
 	l->copies = rc;
