@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ struct live {
 	struct interval_func *ivl;
 	unsigned int seq;
 	double start_s, last_tick_s;
+	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
 };
 
 static int verbosity;
@@ -92,6 +94,31 @@ static int write_summary(struct live *l, size_t n)
 }
 
 /* The session's plain numbers into what the report prints. */
+/* The files probed for the libraries, as the summary names them; none when only the table's were. */
+static void fill_copies(struct live *l)
+{
+	size_t n, others = 0;
+	const struct lib_copy_info *c = session__copies(l->session, &n);
+	struct report_copy *rc;
+
+	l->info.nr_copies = 0;
+	for (size_t i = 0; i < n; i++)
+		others += c[i].origin != COPY_PRIMARY;
+	rc = others ? realloc(l->copies, n * sizeof(*rc)) : NULL;
+	if (!rc)
+		return;
+	l->copies = rc;
+	for (size_t i = 0; i < n; i++)
+		rc[i] = (struct report_copy){ .path = c[i].display, .ns_pid = c[i].ns_pid,
+					      .dev_major = major(c[i].dev), .dev_minor = minor(c[i].dev),
+					      .ino = c[i].ino, .origin = lib_copy_origin_name(c[i].origin),
+					      .functions = c[i].nr_funcs, .detached = c[i].detached,
+					      .attach_s = c[i].attach_s, .detach_s = c[i].detach_s,
+					      .discovery_ms = c[i].discovery_ms };
+	l->info.copies = rc;
+	l->info.nr_copies = n;
+}
+
 static void fill_report(struct live *l, const struct session_totals *t)
 {
 	size_t n = session__nr_funcs(l->session);
@@ -127,6 +154,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
 		l->info.probe_own_ns[k] = t->probe_own_ns[k];
 	}
+	fill_copies(l);
 }
 
 /* --by: the rows per function and group in place of the per-function ones; *n their number. */
@@ -350,7 +378,7 @@ static int run_loop(struct live *l, double start)
 		n = poll(fds, 4, timeout);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (l->opts.record) {
+		if (l->opts.record || (n > 0 && fds[2].fd >= 0 && (fds[2].revents & POLLIN))) {
 			err = session__drain(l->session);
 			if (err && !l->write_error_reported) {
 				errmsg("warning: writing the trace failed: %s; recording goes on, the loss is counted",
@@ -684,6 +712,7 @@ int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view
 	free(l.prev_hists);
 	free(l.prev);
 	free(l.ivl);
+	free(l.copies);
 	cli_opts_free(&l.opts);
 	str_list_free(&l.cgroups);
 	if (l.sig_fd >= 0)

@@ -13,11 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf/ldso_cache.h"
 #include "elf/lib_resolve.h"
 #include "util/array.h"
+#include "util/mount_ns.h"
+#include "util/real_inode.h"
 
 /* Linux's own limit on symlinks followed in one lookup (MAXSYMLINKS). */
 #define MAX_SYMLINK_HOPS	40
@@ -42,6 +45,7 @@ static const char *const std_dirs[] = {
 
 struct resolver {
 	pid_t pid;
+	pid_t target;		/* the pid lib_resolve was given: the files it should map */
 	char root[ROOT_MAX];	/* prefix that opens the target's files: "" or "/proc/<pid>/root" */
 	struct lib_list *out;
 	size_t matched;		/* usable files the current search found, new or already in out */
@@ -174,6 +178,40 @@ static bool is_elf(const char *path)
 	return n == SELFMAG && memcmp(ident, ELFMAG, SELFMAG) == 0;
 }
 
+/* "start-end perms offset major:minor inode path": the address, device and inode of a maps line. */
+static bool parse_maps_ids(const char *line, unsigned long *start, dev_t *dev, ino_t *ino)
+{
+	unsigned int major, minor;
+	unsigned long long inode;
+
+	if (sscanf(line, "%lx-%*x %*s %*x %x:%x %llu", start, &major, &minor, &inode) != 4)
+		return false;
+	*dev = makedev(major, minor);
+	*ino = (ino_t)inode;
+	return true;
+}
+
+int lib_file_mapped_by(pid_t pid, dev_t dev, ino_t ino)
+{
+	char maps[64], *line = NULL;
+	size_t line_sz = 0;
+	unsigned long start;
+	dev_t d;
+	ino_t i;
+	int found = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!found && getline(&line, &line_sz, f) > 0)
+		found = parse_maps_ids(line, &start, &d, &i) && d == dev && i == ino;
+	free(line);
+	fclose(f);
+	return found;
+}
+
 static bool lib_list_has(const struct lib_list *list, dev_t dev, ino_t ino)
 {
 	size_t i;
@@ -186,7 +224,7 @@ static bool lib_list_has(const struct lib_list *list, dev_t dev, ino_t ino)
 }
 
 static int lib_list_append(struct lib_list *list, const char *path, const char *display,
-			   const struct stat *st)
+			   const struct stat *seen, dev_t dev, ino_t ino, pid_t ns_pid, pid_t target)
 {
 	struct lib_file *lib;
 
@@ -200,8 +238,12 @@ static int lib_list_append(struct lib_list *list, const char *path, const char *
 		free(lib->display);
 		return -ENOMEM;
 	}
-	lib->dev = st->st_dev;
-	lib->ino = st->st_ino;
+	lib->dev = dev;
+	lib->ino = ino;
+	lib->seen_dev = seen->st_dev;
+	lib->seen_ino = seen->st_ino;
+	lib->ns_pid = ns_pid;
+	lib->unmapped = target > 0 && lib_file_mapped_by(target, seen->st_dev, seen->st_ino) == 0;
 	list->cnt++;
 	return 0;
 }
@@ -211,6 +253,8 @@ static int add_file(struct resolver *r, const char *display)
 {
 	char path[ROOT_MAX + PATH_MAX];
 	struct stat st;
+	dev_t dev;
+	ino_t ino;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s%s", r->root, display) >= sizeof(path))
 		return 0;
@@ -222,10 +266,12 @@ static int add_file(struct resolver *r, const char *display)
 		r->non_elf = true;
 		return 0;
 	}
-	r->matched++;
-	if (lib_list_has(r->out, st.st_dev, st.st_ino))
+	if (real_inode_of(path, &dev, &ino) < 0)
 		return 0;
-	return lib_list_append(r->out, path, display, &st);
+	r->matched++;
+	if (lib_list_has(r->out, dev, ino))
+		return 0;
+	return lib_list_append(r->out, path, display, &st, dev, ino, r->root[0] ? r->pid : 0, r->target);
 }
 
 static int search_maps(struct resolver *r, const char *pattern)
@@ -559,23 +605,61 @@ cleanup:
 	return err;
 }
 
-/* A path is ours to interpret (our cwd, our mount namespace), whatever the pid. */
-static int resolve_path(struct resolver *r, const char *spec, struct where_buf *w)
+/*
+ * One file a glob found. Through a process's root (given so, or an absolute
+ * path of a -p target), its links are followed inside that root: realpath()
+ * would leave the container for the host's file of the same name.
+ */
+static int add_path(struct resolver *r, const char *found)
 {
 	char canon[PATH_MAX];
+	size_t prefix = 0;
+	pid_t pid = proc_root_split(found, &prefix);
+
+	if (pid > 0) {
+		struct resolver in = *r;
+		int err;
+
+		in.pid = pid;
+		snprintf(in.root, sizeof(in.root), "%.*s", (int)prefix, found);
+		if (canon_in_root(in.root, found[prefix] ? found + prefix : "/", canon, sizeof(canon)) < 0)
+			return 0;
+		in.matched = 0;
+		err = add_file(&in, canon);
+
+		r->matched += in.matched;
+		r->non_elf |= in.non_elf;
+		return err;
+	}
+	if (!realpath(found, canon))
+		return 0;
+	return add_file(r, canon);
+}
+
+/*
+ * A relative path is ours (our cwd); an absolute one is the target's when
+ * there is a pid, so "-p PID --lib /usr/lib/libfoo.so" is the file that
+ * process sees in its mount namespace.
+ */
+static int resolve_path(struct resolver *r, const char *spec, struct where_buf *w)
+{
+	char full[ROOT_MAX + PATH_MAX];
+	size_t prefix;
 	glob_t g;
 	size_t i;
 	int rc, err = 0;
 
-	rc = glob(spec, 0, NULL, &g);
+	if (r->pid > 0 && spec[0] == '/' && !proc_root_split(spec, &prefix))
+		snprintf(full, sizeof(full), "/proc/%d/root%s", (int)r->pid, spec);
+	else
+		snprintf(full, sizeof(full), "%s", spec);
+	rc = glob(full, 0, NULL, &g);
 	if (rc == GLOB_NOSPACE) {
 		globfree(&g);
 		return -ENOMEM;
 	}
 	for (i = 0; rc == 0 && i < g.gl_pathc; i++) {
-		if (!realpath(g.gl_pathv[i], canon))
-			continue;
-		err = add_file(r, canon);
+		err = add_path(r, g.gl_pathv[i]);
 		if (err)
 			break;
 	}
@@ -585,11 +669,40 @@ static int resolve_path(struct resolver *r, const char *spec, struct where_buf *
 	if (r->matched)
 		return 0;
 	if (r->non_elf) {
-		where_add(w, "%s (not an ELF file)", spec);
+		where_add(w, "%s (not an ELF file)", full);
 		return -ENOEXEC;
 	}
-	where_add(w, "%s", spec);
+	where_add(w, "%s", full);
 	return -ENOENT;
+}
+
+/*
+ * A name the host does not have may be in a container only: look inside
+ * each other mount namespace, through one of its processes, until one has it.
+ */
+static int resolve_name_elsewhere(struct resolver *host, const char *name, struct where_buf *w)
+{
+	struct mount_ns *nss = NULL;
+	size_t cnt = 0;
+	int err;
+
+	err = mount_ns_list(&nss, &cnt);
+	if (err)
+		return -ENOENT;
+	err = -ENOENT;
+	for (size_t i = 0; i < cnt && err == -ENOENT; i++) {
+		struct resolver r = { .pid = nss[i].pid, .out = host->out };
+
+		err = resolve_name(&r, name, NULL);
+		/* A process that exits meanwhile, or whose files are closed to us, has nothing to add. */
+		if (err == -ESRCH || err == -EACCES)
+			err = -ENOENT;
+		host->matched += r.matched;
+	}
+	if (cnt)
+		where_add(w, "the mount namespaces of %zu other process%s", cnt, cnt == 1 ? "" : "es");
+	free(nss);
+	return err;
 }
 
 static int cmp_display(const void *a, const void *b)
@@ -611,7 +724,7 @@ static void lib_list_truncate(struct lib_list *list, size_t cnt)
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz)
 {
 	struct where_buf w = { .buf = where, .sz = where_sz };
-	struct resolver r = { .pid = pid, .out = out };
+	struct resolver r = { .pid = pid, .target = pid, .out = out };
 	size_t start;
 	int err;
 
@@ -621,10 +734,13 @@ int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, 
 		return -EINVAL;
 	start = out->cnt;
 
-	if (strchr(spec, '/'))
+	if (strchr(spec, '/')) {
 		err = resolve_path(&r, spec, &w);
-	else
+	} else {
 		err = resolve_name(&r, spec, &w);
+		if (err == -ENOENT && pid == 0)
+			err = resolve_name_elsewhere(&r, spec, &w);
+	}
 
 	/* All or nothing: a caller that reports the error keeps its list as it was. */
 	if (err) {

@@ -3,14 +3,24 @@
 #ifndef DLPROF_LIB_RESOLVE_H
 #define DLPROF_LIB_RESOLVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 struct lib_file {
 	char *path;	/* a path the profiler can open(): absolute, through /proc/PID/root for a target's mount namespace */
 	char *display;	/* the path as the target sees it (what reports print) */
-	dev_t dev;	/* of the file itself (after symlinks): uprobes attach to the inode */
+	/*
+	 * The inode uprobes attach to: under an overlay, the layer's file, not
+	 * the overlay's inode (each container's mount has its own device), so
+	 * two containers of one image share one copy.
+	 */
+	dev_t dev;
 	ino_t ino;
+	dev_t seen_dev;	/* what stat() and /proc/PID/maps show: the overlay's inode under one */
+	ino_t seen_ino;
+	pid_t ns_pid;	/* 0: found in our mount namespace; else through /proc/ns_pid/root */
+	bool unmapped;	/* lib_resolve's pid (> 0) does not map it (yet) */
 };
 
 struct lib_list {
@@ -22,12 +32,17 @@ struct lib_list {
  * Resolve spec the way the dynamic linker would, appending to out and
  * skipping files already in it (same dev and inode).
  *  - spec with a '/': a path, may hold a glob (glob(3)); relative to cwd.
+ *    An absolute path with pid > 0 is the file in pid's mount namespace
+ *    (/proc/PID/root/path); a path through /proc/N/root/ is the file in
+ *    N's namespace, its symlinks followed inside that root.
  *  - otherwise a file name or fnmatch(3) glob, looked up in order:
  *    1. pid > 0: the files mapped in /proc/PID/maps (through /proc/PID/root),
  *    2. LD_LIBRARY_PATH (of pid from /proc/PID/environ when pid > 0, else ours),
  *    3. the ld.so cache (/etc/ld.so.cache, or root_dir's when set),
  *    4. the standard directories (/lib/<multiarch>, /usr/lib/<multiarch>, /lib64, /usr/lib64, /lib, /usr/lib, /usr/local/lib).
- *    The first place that has a match wins. A name without glob characters
+ *    The first place that has a match wins. With pid 0 and no match on the
+ *    host, the same search runs inside each mount namespace of a running
+ *    process (through its /proc/PID/root) until one has it. A name without glob characters
  *    that matches nothing exactly also matches its versioned files
  *    ("libssl.so" finds "libssl.so.3").
  * Returns 0 with at least one file added (or already present), -ENOENT when
@@ -41,6 +56,8 @@ struct lib_list {
  * On any error out is left as it was.
  */
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz);
+/* Whether /proc/PID/maps maps the file (dev, ino): 1, 0, or -errno (-ESRCH: gone). */
+int lib_file_mapped_by(pid_t pid, dev_t dev, ino_t ino);
 /* Frees the files and the array, not list itself: it is left empty and reusable. */
 void lib_list__free(struct lib_list *list);
 

@@ -317,6 +317,26 @@ static void print_compensation(FILE *out, const struct report_info *info)
 	}
 }
 
+static void print_copies(FILE *out, const struct report_info *info)
+{
+	for (size_t i = 0; i < info->nr_copies; i++) {
+		const struct report_copy *c = &info->copies[i];
+
+		fprintf(out, "# copy %s", c->path);
+		if (c->ns_pid)
+			fprintf(out, " in pid %d's mount namespace", c->ns_pid);
+		fprintf(out, " (dev %u:%u inode %" PRIu64 "): %s, %zu functions", c->dev_major, c->dev_minor, c->ino,
+			c->origin, c->functions);
+		if (c->attach_s > 0)
+			fprintf(out, ", attached at %.3f s", c->attach_s);
+		if (c->discovery_ms > 0)
+			fprintf(out, " (%.1f ms after its first mapping)", c->discovery_ms);
+		if (c->detached)
+			fprintf(out, ", detached at %.3f s", c->detach_s);
+		fputc('\n', out);
+	}
+}
+
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
@@ -431,6 +451,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->proc_meta_full)
 		fprintf(out, "# %" PRIu64 " processes unnamed: the kernel's table of processes was full (%d entries)\n",
 			info->proc_meta_full, DLPROF_MAX_PROCS);
+	print_copies(out, info);
 }
 
 static int add_u64(struct json_object *o, const char *key, uint64_t v)
@@ -438,6 +459,53 @@ static int add_u64(struct json_object *o, const char *key, uint64_t v)
 	struct json_object *n = json_object_new_uint64(v);
 
 	return n ? json_object_object_add(o, key, n) : -ENOMEM;
+}
+
+static struct json_object *copy_json(const struct report_copy *c)
+{
+	struct json_object *o = json_object_new_object();
+	char dev[32];
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	snprintf(dev, sizeof(dev), "%u:%u", c->dev_major, c->dev_minor);
+	err |= json_object_object_add(o, "path", json_object_new_string(c->path));
+	err |= add_u64(o, "namespace_pid", (uint64_t)c->ns_pid);
+	err |= json_object_object_add(o, "dev", json_object_new_string(dev));
+	err |= add_u64(o, "inode", c->ino);
+	err |= json_object_object_add(o, "origin", json_object_new_string(c->origin));
+	err |= add_u64(o, "functions", c->functions);
+	err |= json_object_object_add(o, "attach_s", json_object_new_double(c->attach_s));
+	err |= json_object_object_add(o, "detached", json_object_new_boolean(c->detached));
+	if (c->detached)
+		err |= json_object_object_add(o, "detach_s", json_object_new_double(c->detach_s));
+	if (c->discovery_ms > 0)
+		err |= json_object_object_add(o, "discovery_ms", json_object_new_double(c->discovery_ms));
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int add_copies(struct json_object *doc, const struct report_info *info)
+{
+	struct json_object *arr;
+	int err;
+
+	if (!info->nr_copies)
+		return 0;
+	arr = json_object_new_array();
+	if (!arr)
+		return -ENOMEM;
+	err = json_object_object_add(doc, "copies", arr);
+	for (size_t i = 0; i < info->nr_copies && !err; i++) {
+		struct json_object *c = copy_json(&info->copies[i]);
+
+		err = c ? json_object_array_add(arr, c) : -ENOMEM;
+	}
+	return err;
 }
 
 static int add_events(struct json_object *doc, const struct report_info *info)
@@ -596,6 +664,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_compensation(doc, info);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
 	err |= add_events(doc, info);
+	err |= add_copies(doc, info);
 	for (size_t i = 0; i < n && !err; i++) {
 		struct json_object *r;
 

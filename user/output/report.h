@@ -23,6 +23,18 @@ struct report_row {
 };
 
 struct report_timeline;
+/* One file probed for a library: system-wide, each copy of it (docs/containers.md). */
+struct report_copy {
+	const char *path;		/* as the processes that map it see it */
+	int ns_pid;			/* a process of its mount namespace; 0: the profiler's */
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;			/* with the device: the file the probes are on */
+	const char *origin;		/* "primary", "start" or "discovered" */
+	size_t functions;		/* attached in this copy */
+	bool detached;			/* no process mapped it any more */
+	double attach_s, detach_s;	/* since the start */
+	double discovery_ms;		/* discovered: from the kernel's first sight of the file to the probes in */
+};
 
 struct report_info {
 	const char *events[DLPROF_MAX_EVENTS];	/* perf names of the counters, in order */
@@ -54,6 +66,8 @@ struct report_info {
 	int compensation_err;		/* -errno: the calibration failed, the times are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
+	const struct report_copy *copies;	/* none: only the files --lib named were probed */
+	size_t nr_copies;
 };
 
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */

@@ -14,6 +14,10 @@ int probe_table__attach(const struct probe_table *t, struct attacher *a, bool ve
 
 		if (!lib->nr_funcs)
 			continue;
+		/* Resolved in the target's namespace, yet not loaded there: maybe later (dlopen), maybe never. */
+		if (lib->file->unmapped)
+			errmsg("warning: the target process does not map %s (yet); its calls count only once it "
+			       "loads this very file", lib->file->display);
 		err = attacher__attach_file(a, lib->file->path, t->offsets + lib->first_func,
 					    t->cookies + lib->first_func, lib->nr_funcs, &skips, &nr_skips);
 		if (err) {

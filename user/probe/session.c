@@ -17,6 +17,7 @@
 #include "dlprof.h"
 #include "probe/attach.h"
 #include "probe/calibrate.h"
+#include "probe/copy_discovery.h"
 #include "probe/detacher.h"
 #include "probe/events.h"
 #include "attribution.h"
@@ -49,6 +50,8 @@ struct session {
 	int pid_fd;			/* epoll over pidfds: readable when a -p process exits */
 	int pidfds[TARGET_PIDS_MAX];	/* of opts.pids; -1 once gone */
 	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
+	struct copy_discovery *discovery;	/* system-wide: the libraries' other copies, found and dropped as they come and go */
+	int poll_fd;			/* epoll over the recorder's and the discovery's fds; -1: none */
 };
 
 /* Libraries are resolved as the first -p process sees them (its mount namespace). */
@@ -99,6 +102,7 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 		return NULL;
 	s->opts = *opts;
 	s->pid_fd = -1;
+	s->poll_fd = -1;
 	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
 		s->pidfds[i] = -1;
 	s->cmd = (struct launched_cmd){ .pid = -1, .go_fd = -1, .err_fd = -1 };
@@ -423,6 +427,41 @@ static int start_target(struct session *s, char *err, size_t err_sz)
 	return s->opts.nr_pids ? track_pids(s, err, err_sz) : 0;
 }
 
+static int poll_add(struct session *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (fd < 0)
+		return 0;
+	if (s->poll_fd < 0)
+		s->poll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->poll_fd < 0 || epoll_ctl(s->poll_fd, EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	return 0;
+}
+
+/*
+ * A profile of every process (or of cgroups) also probes the libraries'
+ * copies in other mount namespaces, those there now and those that appear
+ * (docs/containers.md). A target (-p, a command) maps what it maps: the
+ * table has its files already.
+ */
+static int start_discovery(struct session *s, const struct attach_progs *progs)
+{
+	int ret;
+
+	if (s->opts.command || s->opts.nr_pids)
+		return 0;
+	s->discovery = copy_discovery__start(&s->table, &s->opts.sel.libs, s->mode, progs, s->opts.cgroups,
+					     s->opts.nr_cgroups);
+	if (!s->discovery)
+		return -errno;
+	ret = poll_add(s, s->recorder ? recorder__fd(s->recorder) : -1);
+	if (!ret)
+		ret = poll_add(s, copy_discovery__fd(s->discovery));
+	return ret;
+}
+
 static int attach_all(struct session *s, char *err, size_t err_sz)
 {
 	struct attach_progs progs = probe_progs(s);
@@ -434,6 +473,13 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	if (!s->attacher)
 		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
 	t0 = now_s();
+	/*
+	 * The copies first: the scan reads every process's maps, and with
+	 * libc's functions probed already each of our own calls would count.
+	 */
+	ret = start_discovery(s, &progs);
+	if (ret)
+		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	/* Its own messages name each refusal: there is no single line to put in err. */
 	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
 	if (ret)
@@ -477,12 +523,22 @@ int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz
 
 int session__poll_fd(const struct session *s)
 {
+	if (s->poll_fd >= 0)
+		return s->poll_fd;
 	return s->recorder ? recorder__fd(s->recorder) : -1;
 }
 
 int session__drain(struct session *s)
 {
+	if (s->discovery)
+		copy_discovery__poll(s->discovery);
 	return s->recorder ? recorder__drain(s->recorder) : 0;
+}
+
+const struct lib_copy_info *session__copies(struct session *s, size_t *cnt)
+{
+	*cnt = 0;
+	return s->discovery ? lib_copies__list(copy_discovery__copies(s->discovery), cnt) : NULL;
 }
 
 int session__target_fd(const struct session *s)
@@ -612,12 +668,16 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 	struct detacher *d;
 	bool done = true;
 
+	/* The copies first (their detach starts on threads): no new one may be attached while the rest goes. */
+	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
 	d = detacher__start(s->attacher);
 	if (!d)
 		attacher__free(s->attacher);
 	s->attacher = NULL;
 	if (d)
 		done = wait_detach(d, w, t0);
+	if (copy_discovery__stop(s->discovery, done ? w->patience_ms : 0))
+		done = false;
 	s->tot.detach_unfinished = !done;
 	s->tot.detach_ms = (now_s() - t0) * 1e3;
 	detacher__free(d);
@@ -651,6 +711,7 @@ void session__free(struct session *s)
 	/* A command still held before exec, or never waited for, must not outlive us as a zombie. */
 	if (s->cmd.pid > 0 && s->cmd.go_fd >= 0)
 		launched_cmd__abort(&s->cmd);
+	copy_discovery__free(s->discovery);
 	attacher__free(s->attacher);
 	recorder__free(s->recorder);
 	kernel_groups__free(s->groups);
@@ -661,6 +722,8 @@ void session__free(struct session *s)
 	free(s->event_fds);
 	if (s->pid_fd >= 0)
 		close(s->pid_fd);
+	if (s->poll_fd >= 0)
+		close(s->poll_fd);
 	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
 		if (s->pidfds[i] >= 0)
 			close(s->pidfds[i]);

@@ -22,6 +22,7 @@
 
 #include "dlprof.h"
 #include "model/func_summary.h"
+#include "probe/lib_copies.h"
 #include "probe/probe_table.h"
 #include "probe/target.h"
 
@@ -108,10 +109,20 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
  */
 int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz);
 
-/* Readable when records wait (record mode); -1 otherwise: drain on a timer. */
+/* Readable when records wait (record mode) or copies came or went (system-wide); -1 otherwise: drain on a timer. */
 int session__poll_fd(const struct session *s);
-/* Records to the trace. 0 or the first write error (recording goes on, the loss counted). */
+/*
+ * Records to the trace, and the copies of the libraries that appeared or
+ * went (system-wide). 0 or the first write error (recording goes on, the
+ * loss counted). Call it whenever session__poll_fd is readable.
+ */
 int session__drain(struct session *s);
+/*
+ * Every file probed for the libraries: the probe table's first, then the
+ * copies found in other mount namespaces or processes (system-wide only;
+ * NULL and 0 otherwise). Valid until the next session call.
+ */
+const struct lib_copy_info *session__copies(struct session *s, size_t *cnt);
 /* Readable when a -p process exits; -1 without them. Then ask session__targets_alive(). */
 int session__target_fd(const struct session *s);
 /* Forgets the -p processes that exited: false once none is left. */

@@ -276,6 +276,38 @@ static void test_path_relative(void **state)
 	lib_list__free(&list);
 }
 
+static void test_path_through_proc_root(void **state)
+{
+	struct lib_list list = {};
+	char spec[PATH_MAX + 32], want_path[PATH_MAX + 32];
+
+	(void)state;
+	/* A process's root: the links are followed inside it, the display is the path it sees. */
+	snprintf(spec, sizeof(spec), "/proc/%d/root%s", (int)getpid(), g.libz_linked);
+	snprintf(want_path, sizeof(want_path), "/proc/%d/root%s", (int)getpid(), g.libz_real);
+	assert_int_equal(lib_resolve(spec, 0, &list, NULL, 0), 0);
+	assert_int_equal(list.cnt, 1);
+	assert_is_libz(&list.libs[0]);
+	assert_string_equal(list.libs[0].path, want_path);
+	assert_int_equal(list.libs[0].ns_pid, getpid());
+	lib_list__free(&list);
+}
+
+static void test_path_absolute_of_pid(void **state)
+{
+	struct lib_list list = {};
+
+	(void)state;
+	/* -p PID --lib /abs: the file in PID's namespace; we map libz only if something loaded it. */
+	assert_int_equal(lib_resolve(g.libz_linked, getpid(), &list, NULL, 0), 0);
+	assert_int_equal(list.cnt, 1);
+	assert_is_libz(&list.libs[0]);
+	assert_int_equal(list.libs[0].ns_pid, getpid());
+	assert_int_equal(list.libs[0].unmapped,
+			 !lib_file_mapped_by(getpid(), list.libs[0].dev, list.libs[0].ino));
+	lib_list__free(&list);
+}
+
 static void test_path_glob(void **state)
 {
 	struct lib_list list = {};
@@ -596,6 +628,8 @@ int main(void)
 		cmocka_unit_test(test_unversioned_name),
 		cmocka_unit_test(test_path_absolute),
 		cmocka_unit_test(test_path_relative),
+		cmocka_unit_test(test_path_through_proc_root),
+		cmocka_unit_test(test_path_absolute_of_pid),
 		cmocka_unit_test(test_path_glob),
 		cmocka_unit_test(test_path_glob_skips_non_elf),
 		cmocka_unit_test(test_dedup_across_calls),

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What bpf/discover.bpf.c tells the loader (user/probe/copy_discovery.c): a
+ * process faulted in a page of a mapped file the loader has not judged yet,
+ * or a process that maps a probed copy exited. Never persisted: no version.
+ */
+#ifndef DLPROF_DISCOVER_H
+#define DLPROF_DISCOVER_H
+
+#include "shared_types.h"
+
+enum discover_event_type {
+	DISCOVER_MAP = 1,	/* pid faulted in a page of the file (dev, ino): it maps it */
+	DISCOVER_EXIT = 2,	/* pid, one of watched_tgids, exited */
+};
+
+/* A file as the kernel names it in the hook: the page cache's inode (under an overlay, the layer's). */
+struct discover_file_key {
+	__u64 dev;		/* the superblock's s_dev, the kernel's encoding (major << 20 | minor) */
+	__u64 ino;
+};
+
+/* The last path component, enough to match a --lib name: a dentry's name is not the path. */
+#define DISCOVER_NAME_LEN	64
+
+struct discover_event {
+	__u32 type;		/* enum discover_event_type */
+	__u32 pid;		/* the process (tgid) */
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC, when the kernel saw it */
+	struct discover_file_key file;	/* DISCOVER_MAP */
+	char name[DISCOVER_NAME_LEN];	/* DISCOVER_MAP: one of the inode's dentry names, NUL-terminated */
+};
+
+#endif /* DLPROF_DISCOVER_H */

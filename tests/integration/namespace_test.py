@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Every copy of a library: a system-wide profile by name probes the host's file
+and each container's own copy (another inode, another mount namespace), those
+running at the start and those started later; /proc/PID/root paths and -p's
+absolute paths name the file in that namespace; a copy no process maps any more
+is detached.
+
+The library is a copy of the test library under a name unique to the test run
+(libdlns<random>.so), so a system-wide profile probes nothing of anyone else's.
+The drivers load it with LD_PRELOAD, so their dlt_add calls bind to it, and they
+load it before they say "ready": every call they make comes after the mapping.
+Containers are real podman containers (runc) of an image assembled offline from
+host files. Runner and helpers: itest.py."""
+import contextlib
+import os
+import re
+import json
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+PODMAN_RUN = ["podman", "run", "--runtime", "runc", "--rm", "-i",
+              # runc cannot raise rlimits in this sandbox; crun refuses hybrid cgroup hosts.
+              "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
+
+# A sanitized driver (the ASan build) refuses a preloaded library ahead of its runtime unless told.
+PRELOAD_UNDER_ASAN = "verify_asan_link_order=0"
+
+# A copy appears in the kernel's mmap return, is looked up in /proc/PID/maps and attached: the promise is 1 s.
+DISCOVERY_S = 1.0
+
+
+def require_podman():
+    if not (shutil.which("podman") and shutil.which("runc")):
+        raise AssertionError("podman and runc are not installed (scripts/deps)")
+
+
+def driver_deps():
+    """The loader and the libraries the driver needs besides the test library (libasan too in a sanitized build)."""
+    out = subprocess.run(["ldd", DRIVER], capture_output=True, text=True, check=True).stdout
+    deps = []
+    for line in out.splitlines():
+        path = line.split("=>")[-1].split("(")[0].strip()
+        if path.startswith("/") and os.path.basename(path) != os.path.basename(LIB):
+            deps.append(path)
+    return deps
+
+
+@contextlib.contextmanager
+def lib_world():
+    """The uniquely named library on the host (a directory of its own) and an image holding its own copy."""
+    name = f"libdlns{secrets.token_hex(4)}.so"
+    tag = f"localhost/dlprof-ns-{os.getpid()}:latest"
+    with tempfile.TemporaryDirectory() as tmp:
+        host_dir = os.path.join(tmp, "host")
+        os.makedirs(host_dir)
+        shutil.copy(LIB, os.path.join(host_dir, name))
+        root = os.path.join(tmp, "root")
+        files = [(dep, dep.lstrip("/")) for dep in driver_deps()]
+        files += [(DRIVER, "app/dltest_driver"), (LIB, "app/" + os.path.basename(LIB)), (LIB, "app/" + name)]
+        for src, dst in files:
+            target = os.path.join(root, dst)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy(src, target)
+        tar = os.path.join(tmp, "root.tar")
+        subprocess.run(["tar", "-C", root, "-cf", tar, "."], check=True)
+        subprocess.run(["podman", "import", "-q", tar, tag], check=True, capture_output=True)
+        try:
+            yield name, host_dir, tag
+        finally:
+            subprocess.run(["podman", "rmi", "-f", tag], capture_output=True)
+
+
+def host_driver(host_dir, name, calls):
+    env = dict(os.environ, LD_PRELOAD=os.path.join(host_dir, name), ASAN_OPTIONS=PRELOAD_UNDER_ASAN)
+    d = subprocess.Popen([DRIVER, "--wait", "count", str(calls)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=env)
+    line = d.stdout.readline()
+    check(line.startswith("ready "), f"host driver did not start: {line!r}")
+    return d
+
+
+def container_driver(tag, name, calls, extra=()):
+    """A container whose driver calls its own copy; returns (process, the driver's host pid)."""
+    c = subprocess.Popen(PODMAN_RUN + list(extra) + ["-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{name}",
+                                       "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
+                                       "/app/dltest_driver", "--wait", "count", str(calls)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = c.stdout.readline()
+    check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+    return c, host_pid_of_container_driver(name)
+
+
+def host_pid_of_container_driver(name):
+    """The driver's pid as the host sees it: the process that maps /app/NAME."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            if f"/app/{name}" in open(f"/proc/{pid}/maps").read():
+                return int(pid)
+    raise AssertionError(f"no process maps /app/{name}")
+
+
+def finish_container(c):
+    if c.poll() is not None:
+        return
+    with contextlib.suppress(BrokenPipeError, OSError):
+        c.stdin.write("bye\n")
+        c.stdin.flush()
+    try:
+        c.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        c.kill()
+        c.wait()
+
+
+class Profiler:
+    """The profiler in the background, its stderr read line by line on a thread (the copies' notes)."""
+
+    def __init__(self, args, env=None):
+        self.p = subprocess.Popen(base_args(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=env)
+        self.lines = []
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.wait_for("profiling", 60)
+
+    def _read(self):
+        for line in self.p.stderr:
+            with self.cond:
+                self.lines.append((line, time.monotonic()))
+                self.cond.notify_all()
+        with self.cond:
+            self.lines.append((None, time.monotonic()))
+            self.cond.notify_all()
+
+    def wait_for(self, needle, timeout):
+        """The first stderr line holding needle, and when it was read."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for line, t in self.lines:
+                    if line and needle in line:
+                        return line, t
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.lines and self.lines[-1][0] is None):
+                    break
+                self.cond.wait(left)
+            seen = "".join(l for l, _ in self.lines if l)
+        raise AssertionError(f"profiler never said {needle!r}: {seen!r}")
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        out = self.p.stdout.read()
+        self.p.wait(timeout=60)
+        self.reader.join(timeout=10)
+        err = "".join(l for l, _ in self.lines if l)
+        check(self.p.returncode == 0, f"profiler exit {self.p.returncode}: {err}")
+        return json.loads(out)
+
+
+def profiler_env(host_dir):
+    # The name resolves on the host through the profiler's own LD_LIBRARY_PATH, as for any program.
+    return dict(os.environ, LD_LIBRARY_PATH=host_dir)
+
+
+def test_own_copy_in_container_and_host():
+    """A container with its own copy (another inode) and a host process, one
+    profile by name: both counted exactly, the copy named with its namespace."""
+    require_podman()
+    with lib_world() as (name, host_dir, tag):
+        c, cpid = container_driver(tag, name, 30000)
+        h = host_driver(host_dir, name, 20000)
+        try:
+            prof = Profiler(["--lib", name, "--func", "dlt_add"], env=profiler_env(host_dir))
+            line, _ = prof.wait_for(f"copy /app/{name}", 5)
+            check(f"namespace of pid" in line, f"the copy's note names no namespace: {line!r}")
+            drive(c)
+            drive(h)
+            doc = prof.stop()
+        finally:
+            finish_container(c)
+            finish(h)
+    check(calls_of(doc, "dlt_add") == 50000, f"host + own copy: {calls_of(doc, 'dlt_add')} calls, want 50000")
+    copies = {c["path"]: c for c in doc.get("copies", [])}
+    mine = copies.get(f"/app/{name}")
+    check(len(copies) == 2 and mine, f"the summary's copies: {copies}")
+    check(mine["origin"] == "start" and mine["namespace_pid"] > 0 and mine["functions"] == 1,
+          f"the container's copy: {mine}")
+    host = [c for p, c in copies.items() if p != f"/app/{name}"][0]
+    check(host["origin"] == "primary" and (host["dev"], host["inode"]) != (mine["dev"], mine["inode"]),
+          f"the host's file and the container's copy are one inode: {copies}")
+
+
+def test_containers_of_one_image_share_a_copy():
+    """Containers of one image see one layer file through overlays of their own
+    (another device each in their maps): one copy, attached once, each call
+    counted once. The third container's faults find the file reported already
+    (no event of its own): when the first two exit, the copy stays attached
+    for it, and is detached when it exits too."""
+    require_podman()
+    with lib_world() as (name, host_dir, tag):
+        a, _ = container_driver(tag, name, 30000)
+        prof = Profiler(["--lib", name, "--func", "dlt_add"], env=profiler_env(host_dir))
+        b = c = None
+        try:
+            b, _ = container_driver(tag, name, 10000)
+            c, _ = container_driver(tag, name, 5000)
+            drive(a)
+            drive(b)
+            finish_container(a)
+            finish_container(b)
+            time.sleep(DISCOVERY_S)
+            check(not any(l and "detached copy" in l for l, _ in prof.lines),
+                  f"detached while a container still maps it: {prof.lines}")
+            drive(c)
+            finish_container(c)
+            prof.wait_for(f"detached copy /app/{name}", 10)
+            doc = prof.stop()
+        finally:
+            for x in (a, b, c):
+                if x:
+                    finish_container(x)
+    check(calls_of(doc, "dlt_add") == 45000, f"three containers, one image: {calls_of(doc, 'dlt_add')} calls, want 45000")
+    copies = [x for x in doc.get("copies", []) if x["path"] == f"/app/{name}"]
+    check(len(copies) == 1, f"the image's copy is not one copy: {doc.get('copies')}")
+
+
+def test_container_started_later_then_detached():
+    """A container started after the profiler: its copy is discovered from the mapping
+    within DISCOVERY_S, all its calls count; once it exits the copy is detached."""
+    require_podman()
+    with lib_world() as (name, host_dir, tag):
+        prof = Profiler(["--lib", name, "--func", "dlt_add"], env=profiler_env(host_dir))
+        c = None
+        try:
+            t0 = time.monotonic()
+            c, cpid = container_driver(tag, name, 30000)
+            t_ready = time.monotonic()
+            line, t_seen = prof.wait_for(f"discovered copy /app/{name}", 10)
+            # The copy is mapped before the driver says ready; the note comes once the probes are in.
+            check(t_seen - t_ready < DISCOVERY_S,
+                  f"copy attached {t_seen - t_ready:.3f} s after the driver was ready (container start {t_ready - t0:.1f} s)")
+            drive(c)
+            finish_container(c)
+            t_exit = time.monotonic()
+            line, t_gone = prof.wait_for(f"detached copy /app/{name}", 10)
+            check(t_gone - t_exit < DISCOVERY_S, f"detached {t_gone - t_exit:.3f} s after the container exited")
+            doc = prof.stop()
+        finally:
+            if c:
+                finish_container(c)
+    check(calls_of(doc, "dlt_add") == 30000, f"later container: {calls_of(doc, 'dlt_add')} calls, want 30000")
+    mine = [c for c in doc.get("copies", []) if c["path"] == f"/app/{name}"]
+    check(len(mine) == 1 and mine[0]["origin"] == "discovered" and mine[0]["detached"],
+          f"the summary's copies: {doc.get('copies')}")
+    # From the kernel's first sight of the file (its first page fault) to the probes in.
+    check(0 < mine[0]["discovery_ms"] < DISCOVERY_S * 1e3, f"discovered after {mine[0]['discovery_ms']} ms")
+
+
+@modes("session", "multi")
+def test_cgroup_target_finds_only_its_copies():
+    """--cgroup: a container started later in the target cgroup has its copy
+    discovered and counted; a host process with a copy of its own is outside:
+    its copy is not attached at all (it would pay the uprobe for nothing)."""
+    require_podman()
+    rel = f"/dlprof-ns-{os.getpid()}"
+    parent = cgroup2_mount() + rel
+    os.makedirs(parent)
+    c = h = None
+    try:
+        with lib_world() as (name, host_dir, tag), tempfile.TemporaryDirectory() as other:
+            shutil.copy(LIB, os.path.join(other, name))
+            h = host_driver(other, name, 20000)
+            prof = Profiler(["--lib", name, "--func", "dlt_add", "--cgroup", parent], env=profiler_env(host_dir))
+            # podman makes the container's cgroup below ours (--cgroup-parent takes a cgroup path).
+            c, _ = container_driver(tag, name, 30000, extra=["--cgroup-parent", rel])
+            prof.wait_for(f"discovered copy /app/{name}", 10)
+            drive(c)
+            drive(h)
+            doc = prof.stop()
+    finally:
+        if c:
+            finish_container(c)
+        if h:
+            h.kill()
+            h.wait()
+        remove_cgroup_everywhere(rel)
+    check(calls_of(doc, "dlt_add") == 30000, f"--cgroup, later container: {calls_of(doc, 'dlt_add')} calls, want 30000")
+    paths = [x["path"] for x in doc.get("copies", [])]
+    check(not any(p.startswith(other) for p in paths), f"the untargeted process's copy was attached: {paths}")
+
+
+def remove_cgroup_everywhere(rel):
+    """rel and what podman made below it, in every cgroup hierarchy (v1 ones too on hybrid hosts)."""
+    with open("/proc/self/mountinfo") as f:
+        mounts = [l.partition(" - ")[0].split()[4] for l in f if l.partition(" - ")[2].split()[0] in ("cgroup", "cgroup2")]
+    for mnt in mounts:
+        top = mnt + rel
+        if not os.path.isdir(top):
+            continue
+        for d in sorted((os.path.join(r, x) for r, ds, _ in os.walk(top) for x in ds), key=len, reverse=True) + [top]:
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.split()[0] == "cgroup2":
+                return left.split()[4]
+    raise Skip("no cgroup v2 hierarchy mounted")
+
+
+def test_proc_root_path_is_the_containers_file():
+    """--lib /proc/PID/root/app/NAME is the container's copy, not the host's file of
+    the same name: the container's calls count, the host process's do not."""
+    require_podman()
+    with lib_world() as (name, host_dir, tag):
+        c, cpid = container_driver(tag, name, 30000)
+        h = host_driver(host_dir, name, 20000)
+        try:
+            prof = Profiler(["--lib", f"/proc/{cpid}/root/app/{name}", "--func", "dlt_add"])
+            drive(c)
+            drive(h)
+            doc = prof.stop()
+        finally:
+            finish_container(c)
+            finish(h)
+    check(calls_of(doc, "dlt_add") == 30000, f"/proc/PID/root path: {calls_of(doc, 'dlt_add')} calls, want 30000")
+
+
+def test_pid_absolute_path_in_its_namespace():
+    """-p PID --lib /app/NAME: the path as the container sees it."""
+    require_podman()
+    with lib_world() as (name, host_dir, tag):
+        c, cpid = container_driver(tag, name, 30000)
+        try:
+            prof = start_profiler(["--lib", f"/app/{name}", "--func", "dlt_add", "-p", str(cpid)])
+            drive(c)
+            doc = stop_profiler(prof)
+        finally:
+            finish_container(c)
+    check(calls_of(doc, "dlt_add") == 30000, f"-p with /app path: {calls_of(doc, 'dlt_add')} calls, want 30000")
+
+
+@modes("session")
+def test_pid_unmapped_file_warns():
+    """A file the target does not map is still probed (it may dlopen it), with one warning."""
+    d = start_waiting_driver(["count", "100"])
+    try:
+        prof = subprocess.Popen(base_args(["--lib", LATE_LIB, "-p", str(d.pid)]), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        seen = []
+        while True:
+            line = prof.stderr.readline()
+            seen.append(line)
+            if not line or "profiling" in line:
+                break
+        drive(d)
+        stop_profiler(prof)
+    finally:
+        finish(d)
+    warn = [l for l in seen if "does not map" in l]
+    check(len(warn) == 1 and os.path.basename(LATE_LIB) in warn[0], f"no warning for the unmapped file: {seen!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "elf/lib_resolve.h"
+#include "probe/copy_funcs.h"
+#include "probe/detacher.h"
+#include "probe/lib_copies.h"
+#include "util/array.h"
+#include "util/messages.h"
+#include "util/mount_ns.h"
+#include "util/real_inode.h"
+
+#define DELETED_SUFFIX	" (deleted)"
+
+/* A (dev, ino) pair as stat() and /proc/PID/maps show it: each overlay mount has its own device. */
+struct seen_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct lib_copy {
+	struct lib_copy_info info;	/* dev, ino: the real file's, what the uprobes attach to */
+	struct seen_id *aliases;	/* the ids processes see it by: one per container of an image */
+	size_t nr_aliases;
+	char *path;			/* what we open: through /proc/PID/root for another namespace */
+	char *display;
+	struct attacher *attacher;	/* NULL for a primary (the session's attacher holds it) */
+	pid_t *holders;			/* processes known to map it; empty: look again */
+	size_t nr_holders;
+	bool failed;			/* the kernel refused it: not tried again */
+};
+
+struct lib_copies {
+	const struct probe_table *table;
+	const struct str_list *specs;
+	enum attach_mode mode;
+	struct attach_progs progs;
+	struct lib_copies_hooks hooks;
+	struct lib_copy *copies;
+	size_t nr_copies;
+	struct lib_copy_info *infos;	/* lib_copies__list's answer */
+	struct detacher **detachers;	/* links being closed off the loop's thread */
+	size_t nr_detachers;
+	double seen_s;			/* the event being handled: when the kernel saw the file (0: none) */
+	double t0;
+};
+
+static const char *const origin_names[] = {
+	[COPY_PRIMARY] = "primary",
+	[COPY_AT_START] = "start",
+	[COPY_DISCOVERED] = "discovered",
+};
+
+const char *lib_copy_origin_name(enum lib_copy_origin origin)
+{
+	return (size_t)origin < sizeof(origin_names) / sizeof(origin_names[0]) ? origin_names[origin] : "?";
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* As lib_resolve does: an exact name also means its versioned files ("libz.so" → "libz.so.1"). */
+static bool spec_matches(const char *spec, const char *base)
+{
+	char versioned[NAME_MAX + 3];
+
+	if (strchr(spec, '/'))
+		return false;
+	if (!fnmatch(spec, base, 0))
+		return true;
+	if (strpbrk(spec, "*?["))
+		return false;
+	snprintf(versioned, sizeof(versioned), "%s.*", spec);
+	return !fnmatch(versioned, base, 0);
+}
+
+bool lib_copies__wants_name(const struct lib_copies *c, const char *base)
+{
+	for (size_t i = 0; i < c->specs->cnt; i++)
+		if (spec_matches(c->specs->items[i], base))
+			return true;
+	return false;
+}
+
+/* The probe table's library a copy named base counts for: the same file name, else the same stem before ".so". */
+static int primary_of(const struct lib_copies *c, const char *base)
+{
+	size_t stem = strcspn(base, ".");
+
+	for (size_t i = 0; i < c->table->nr_libs; i++)
+		if (!strcmp(base_of(c->table->libs[i].file->display), base))
+			return (int)i;
+	for (size_t i = 0; i < c->table->nr_libs; i++) {
+		const char *b = base_of(c->table->libs[i].file->display);
+
+		if (strcspn(b, ".") == stem && !strncmp(b, base, stem))
+			return (int)i;
+	}
+	return -1;
+}
+
+static struct lib_copy *find_copy(struct lib_copies *c, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < c->nr_copies; i++)
+		if (c->copies[i].info.dev == dev && c->copies[i].info.ino == ino)
+			return &c->copies[i];
+	return NULL;
+}
+
+/* Alive and not yet past its exit (a zombie's exit event has gone by). */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+static struct lib_copy *find_alias(struct lib_copies *c, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < c->nr_copies; i++)
+		for (size_t k = 0; k < c->copies[i].nr_aliases; k++)
+			if (c->copies[i].aliases[k].dev == dev && c->copies[i].aliases[k].ino == ino)
+				return &c->copies[i];
+	return NULL;
+}
+
+static int add_alias(struct lib_copy *copy, dev_t dev, ino_t ino)
+{
+	struct seen_id *slot;
+
+	for (size_t k = 0; k < copy->nr_aliases; k++)
+		if (copy->aliases[k].dev == dev && copy->aliases[k].ino == ino)
+			return 0;
+	slot = ARRAY_SLOT(copy->aliases, copy->nr_aliases);
+	if (!slot)
+		return -ENOMEM;
+	*slot = (struct seen_id){ dev, ino };
+	copy->nr_aliases++;
+	return 0;
+}
+
+static int add_holder(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
+{
+	pid_t *slot;
+	int err;
+
+	if (copy->info.origin == COPY_PRIMARY || copy->info.detached)
+		return 0;
+	for (size_t i = 0; i < copy->nr_holders; i++)
+		if (copy->holders[i] == pid)
+			return 0;
+	slot = ARRAY_SLOT(copy->holders, copy->nr_holders);
+	if (!slot)
+		return -ENOMEM;
+	err = c->hooks.watch ? c->hooks.watch(pid, c->hooks.ctx) : 0;
+	if (err)
+		return err;
+	/* Watched only from now: one that exited before would never say so. */
+	if (!pid_alive(pid))
+		return 0;
+	*slot = pid;
+	copy->nr_holders++;
+	return 0;
+}
+
+static int attach_copy(struct lib_copies *c, struct lib_copy *copy)
+{
+	struct copy_funcs m = {};
+	struct attach_skip *skips = NULL;
+	size_t nr_skips = 0;
+	int err;
+
+	err = copy_funcs__map(c->table, copy->info.lib, copy->path, &m);
+	if (!err && !m.cnt)
+		err = -ENOENT;
+	if (!err)
+		copy->attacher = attacher__new(c->mode, &c->progs, 0);
+	if (!err && !copy->attacher)
+		err = -errno;
+	if (!err)
+		err = attacher__attach_file(copy->attacher, copy->path, m.offsets, m.cookies, m.cnt,
+					    &skips, &nr_skips);
+	copy->info.nr_funcs = m.cnt - nr_skips;
+	copy->info.nr_missing = m.missing;
+	free(skips);
+	copy_funcs__free(&m);
+	return err;
+}
+
+static void note_copy(const struct lib_copy *copy, const char *what)
+{
+	char ns[32] = "";
+
+	if (copy->info.ns_pid)
+		snprintf(ns, sizeof(ns), " (namespace of pid %d)", (int)copy->info.ns_pid);
+	char late[48] = "";
+
+	if (copy->info.discovery_ms > 0 && !copy->info.detached)
+		snprintf(late, sizeof(late), ", %.1f ms after its first mapping", copy->info.discovery_ms);
+	errmsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
+	       major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino, copy->info.nr_funcs,
+	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "", late);
+}
+
+/* A new copy: attached, or dropped with one line saying why. */
+static int add_copy(struct lib_copies *c, const char *path, const char *display, pid_t ns_pid,
+		    dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
+{
+	int lib = primary_of(c, base_of(display)), err;
+	struct lib_copy *copy;
+
+	if (lib < 0)
+		return 0;
+	copy = ARRAY_SLOT(c->copies, c->nr_copies);
+	if (!copy)
+		return -ENOMEM;
+	memset(copy, 0, sizeof(*copy));
+	copy->path = strdup(path);
+	copy->display = strdup(display);
+	if (!copy->path || !copy->display) {
+		free(copy->path);
+		free(copy->display);
+		return -ENOMEM;
+	}
+	copy->info = (struct lib_copy_info){ .ns_pid = ns_pid, .dev = dev, .ino = ino, .origin = origin,
+					     .lib = (size_t)lib, .attach_s = now_s() - c->t0 };
+	c->nr_copies++;
+	err = add_alias(copy, seen->dev, seen->ino);
+	if (err)
+		return err;
+	err = attach_copy(c, copy);
+	if (err) {
+		errmsg("warning: cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
+		       display, (int)holder, err == -ENOENT ? "none of the selected functions is in it (another version)"
+							    : attach_strerror(err));
+		attacher__free(copy->attacher);
+		copy->attacher = NULL;
+		copy->info.detached = true;
+		copy->failed = true;
+		return 0;
+	}
+	if (origin == COPY_DISCOVERED && c->seen_s > 0)
+		copy->info.discovery_ms = (now_s() - c->seen_s) * 1e3;
+	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : "attached");
+	return holder > 0 ? add_holder(c, copy, holder) : 0;
+}
+
+struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str_list *specs,
+				   enum attach_mode mode, const struct attach_progs *progs,
+				   const struct lib_copies_hooks *hooks)
+{
+	struct lib_copies *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = (struct lib_copies){ .table = t, .specs = specs, .mode = mode, .progs = *progs,
+				  .hooks = *hooks, .t0 = now_s() };
+	for (size_t i = 0; i < t->nr_libs; i++) {
+		const struct lib_file *f = t->libs[i].file;
+		struct lib_copy *copy = ARRAY_SLOT(c->copies, c->nr_copies);
+
+		if (!copy) {
+			lib_copies__free(c);
+			errno = ENOMEM;
+			return NULL;
+		}
+		*copy = (struct lib_copy){ .info = { .ns_pid = f->ns_pid, .dev = f->dev, .ino = f->ino,
+						     .origin = COPY_PRIMARY, .lib = i,
+						     .nr_funcs = t->libs[i].nr_funcs } };
+		copy->path = f->path;
+		copy->display = f->display;
+		c->nr_copies++;
+		if (add_alias(copy, f->seen_dev, f->seen_ino)) {
+			lib_copies__free(c);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return c;
+}
+
+/* A copy detached once and mapped again (the same image started anew): probed again. */
+static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
+{
+	int err = attach_copy(c, copy);
+
+	if (err) {
+		attacher__free(copy->attacher);
+		copy->attacher = NULL;
+		errmsg("warning: cannot attach probes to the copy %s again: %s; its calls are not counted",
+		       copy->display, attach_strerror(err));
+		return 0;
+	}
+	copy->info.detached = false;
+	note_copy(copy, "re-attached");
+	return add_holder(c, copy, pid);
+}
+
+/* A known copy that one more process maps, or maps again. */
+static int mapped_again(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
+{
+	if (copy->info.detached && !copy->failed)
+		return reattach(c, copy, pid);
+	return add_holder(c, copy, pid);
+}
+
+/* A file pid's maps name (as it sees it): the copy it is, attached if new. */
+static int consider_mapped(struct lib_copies *c, pid_t pid, ino_t self_ns, const char *display,
+			   const struct seen_id *seen, enum lib_copy_origin origin)
+{
+	struct lib_copy *copy = find_alias(c, seen->dev, seen->ino);
+	char path[PATH_MAX + 32];
+	dev_t dev;
+	ino_t ino;
+	ino_t ns = 0;
+	int err;
+
+	if (copy)
+		return mapped_again(c, copy, pid);
+	if (mount_ns_of(pid, &ns))
+		return 0;
+	/* Through the process's root even in our namespace: its root may be a chroot. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, display);
+	if (real_inode_of(path, &dev, &ino))
+		return 0;
+	copy = find_copy(c, dev, ino);
+	if (copy) {
+		/* Another container of the same image: the same layer file under another overlay. */
+		err = add_alias(copy, seen->dev, seen->ino);
+		return err ? err : mapped_again(c, copy, pid);
+	}
+	return add_copy(c, path, display, ns == self_ns ? 0 : pid, dev, ino, seen, pid, origin);
+}
+
+/*
+ * Each file of pid's maps that is one of the names (want: only this file
+ * name). Returns how many lines matched, or -errno.
+ */
+static int scan_maps(struct lib_copies *c, pid_t pid, ino_t self_ns, const char *want,
+		     enum lib_copy_origin origin)
+{
+	char maps[64], *line = NULL;
+	size_t line_sz = 0, sfx = strlen(DELETED_SUFFIX);
+	unsigned int maj, min;
+	unsigned long long inode;
+	int off, found = 0, err = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return 0;
+	while (!err && getline(&line, &line_sz, f) > 0) {
+		char *p;
+		size_t len;
+
+		line[strcspn(line, "\n")] = '\0';
+		off = -1;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &inode, &off) < 3 || off < 0)
+			continue;
+		p = line + off;
+		len = strlen(p);
+		/* The file on disk is no longer the mapped one: a probe on it would never fire. */
+		if (p[0] != '/' || (len > sfx && !strcmp(p + len - sfx, DELETED_SUFFIX)))
+			continue;
+		if (want ? strcmp(base_of(p), want) : !lib_copies__wants_name(c, base_of(p)))
+			continue;
+		found++;
+		err = consider_mapped(c, pid, self_ns, p, &(struct seen_id){ makedev(maj, min), (ino_t)inode },
+				      origin);
+	}
+	free(line);
+	fclose(f);
+	return err ? err : found;
+}
+
+int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double seen_s)
+{
+	ino_t self;
+	int n;
+
+	if (mount_ns_of(0, &self))
+		return -ESRCH;
+	c->seen_s = seen_s;
+	n = scan_maps(c, pid, self, base, COPY_DISCOVERED);
+	c->seen_s = 0;
+	return n < 0 ? n : n > 0;
+}
+
+/* What a namespace's own search finds for each name: its copies, mapped yet or not. */
+static int scan_namespace(struct lib_copies *c, const struct mount_ns *ns)
+{
+	for (size_t i = 0; i < c->specs->cnt; i++) {
+		struct lib_list files = {};
+		int err = 0;
+
+		if (strchr(c->specs->items[i], '/'))
+			continue;
+		if (lib_resolve(c->specs->items[i], ns->pid, &files, NULL, 0)) {
+			lib_list__free(&files);
+			continue;
+		}
+		for (size_t k = 0; k < files.cnt && !err; k++) {
+			const struct lib_file *f = &files.libs[k];
+			struct seen_id seen = { f->seen_dev, f->seen_ino };
+			struct lib_copy *copy = find_copy(c, f->dev, f->ino);
+
+			if (copy)
+				err = add_alias(copy, seen.dev, seen.ino);
+			else
+				err = add_copy(c, f->path, f->display, ns->pid, f->dev, f->ino, &seen, ns->pid,
+					       COPY_AT_START);
+		}
+		lib_list__free(&files);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool targeted(const struct lib_copies *c, pid_t pid)
+{
+	return !c->hooks.in_target || c->hooks.in_target(pid, c->hooks.ctx);
+}
+
+static int scan_all_maps(struct lib_copies *c, ino_t self)
+{
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid() || !targeted(c, (pid_t)pid))
+			continue;
+		err = scan_maps(c, (pid_t)pid, self, NULL, COPY_AT_START);
+		err = err < 0 ? err : 0;
+	}
+	closedir(d);
+	return err;
+}
+
+int lib_copies__scan(struct lib_copies *c)
+{
+	struct mount_ns *nss = NULL;
+	size_t cnt = 0;
+	ino_t self;
+	int err;
+
+	err = mount_ns_of(0, &self);
+	/* Targets: what their processes map now, and what they map later (the hook). */
+	if (!err && !c->hooks.in_target)
+		err = mount_ns_list(&nss, &cnt);
+	for (size_t i = 0; !err && i < cnt; i++)
+		err = scan_namespace(c, &nss[i]);
+	free(nss);
+	return err ? err : scan_all_maps(c, self);
+}
+
+/*
+ * Closing a uprobe link may wait in the kernel for a task stuck in the
+ * probe machinery (probe/detacher.h): on a thread of its own, so that the
+ * profile goes on meanwhile.
+ */
+static void release_attacher(struct lib_copies *c, struct attacher *a)
+{
+	struct detacher **slot;
+
+	if (!a)
+		return;
+	slot = ARRAY_SLOT(c->detachers, c->nr_detachers);
+	if (slot && (*slot = detacher__start(a))) {
+		c->nr_detachers++;
+		return;
+	}
+	attacher__free(a);
+}
+
+static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
+{
+	release_attacher(c, copy->attacher);
+	copy->attacher = NULL;
+	copy->info.detached = true;
+	copy->info.detach_s = now_s() - c->t0;
+	copy->nr_holders = 0;
+	/* Its next mapping is reported again, whichever id the kernel's hook meets. */
+	for (size_t k = 0; c->hooks.forget && k < copy->nr_aliases; k++)
+		c->hooks.forget(copy->aliases[k].dev, copy->aliases[k].ino, c->hooks.ctx);
+	if (c->hooks.forget)
+		c->hooks.forget(copy->info.dev, copy->info.ino, c->hooks.ctx);
+}
+
+/*
+ * Every process that maps copy i now becomes a holder: forks inherit
+ * mappings unseen, and a container of an image whose layer file the kernel
+ * reported already makes no event of its own (its overlay id is new to us,
+ * so its maps lines of that name are looked at through their real inode).
+ * Copies met meanwhile may be added: the array may move.
+ */
+static size_t find_holders(struct lib_copies *c, size_t i)
+{
+	char base[NAME_MAX + 1];
+	struct dirent *de;
+	ino_t self;
+	DIR *d;
+
+	snprintf(base, sizeof(base), "%s", base_of(c->copies[i].display));
+	if (mount_ns_of(0, &self) || !(d = opendir("/proc")))
+		return 1;	/* cannot tell: keep it */
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid() || !targeted(c, (pid_t)pid))
+			continue;
+		scan_maps(c, (pid_t)pid, self, base, COPY_DISCOVERED);
+	}
+	closedir(d);
+	return c->copies[i].nr_holders;
+}
+
+void lib_copies__exited(struct lib_copies *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		struct lib_copy *copy = &c->copies[i];
+		bool held = false;
+
+		for (size_t k = 0; k < copy->nr_holders && !held; k++) {
+			if (copy->holders[k] != pid)
+				continue;
+			copy->holders[k] = copy->holders[--copy->nr_holders];
+			held = true;
+		}
+		if (!held || copy->nr_holders || copy->info.detached)
+			continue;
+		if (find_holders(c, i))
+			continue;
+		copy = &c->copies[i];
+		detach_copy(c, copy);
+		note_copy(copy, "detached");
+	}
+}
+
+int lib_copies__detach_all(struct lib_copies *c, int timeout_ms)
+{
+	struct timespec t;
+	double deadline;
+
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		release_attacher(c, c->copies[i].attacher);
+		c->copies[i].attacher = NULL;
+	}
+	deadline = now_s() + timeout_ms / 1e3;
+	for (size_t i = 0; i < c->nr_detachers; i++) {
+		while (!detacher__done(c->detachers[i])) {
+			if (now_s() >= deadline)
+				return 1;
+			t = (struct timespec){ .tv_nsec = 1000000 };
+			nanosleep(&t, NULL);
+		}
+	}
+	return 0;
+}
+
+const struct lib_copy_info *lib_copies__list(struct lib_copies *c, size_t *cnt)
+{
+	struct lib_copy_info *infos = realloc(c->infos, (c->nr_copies + 1) * sizeof(*infos));
+
+	*cnt = 0;
+	if (!infos)
+		return NULL;
+	c->infos = infos;
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		infos[i] = c->copies[i].info;
+		infos[i].display = c->copies[i].display;
+	}
+	*cnt = c->nr_copies;
+	return infos;
+}
+
+void lib_copies__free(struct lib_copies *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		struct lib_copy *copy = &c->copies[i];
+
+		attacher__free(copy->attacher);
+		free(copy->holders);
+		free(copy->aliases);
+		if (copy->info.origin != COPY_PRIMARY) {
+			free(copy->path);
+			free(copy->display);
+		}
+	}
+	for (size_t i = 0; i < c->nr_detachers; i++)
+		detacher__free(c->detachers[i]);
+	free(c->detachers);
+	free(c->copies);
+	free(c->infos);
+	free(c);
+}

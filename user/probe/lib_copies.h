@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The other copies of the profiled libraries: the same library as another
+ * file (another inode), in a container's mount namespace or elsewhere on
+ * the host. Each distinct (dev, ino) is attached once, with the functions
+ * of the probe table's library of the same name (same ids, so a function's
+ * calls are summed over its copies), and detached again once no process
+ * maps it. The probe table's own files are the primaries: never detached.
+ */
+#ifndef DLPROF_LIB_COPIES_H
+#define DLPROF_LIB_COPIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "probe/attach.h"
+#include "probe/probe_table.h"
+
+enum lib_copy_origin {
+	COPY_PRIMARY,		/* a file of the probe table */
+	COPY_AT_START,		/* found at the start in a mount namespace or a process's maps */
+	COPY_DISCOVERED,	/* a process mapped it later */
+};
+
+/* "primary", "start", "discovered": the one table of these names. */
+const char *lib_copy_origin_name(enum lib_copy_origin origin);
+
+/* One copy as a report names it. */
+struct lib_copy_info {
+	const char *display;	/* the path as the processes that map it see it */
+	pid_t ns_pid;		/* 0: our mount namespace; else a process of the copy's namespace */
+	dev_t dev;
+	ino_t ino;
+	enum lib_copy_origin origin;
+	size_t lib;		/* the probe table's library it counts for */
+	size_t nr_funcs;	/* functions attached */
+	size_t nr_missing;	/* functions of the primary this copy does not have (another version) */
+	bool detached;		/* no process mapped it any more */
+	double attach_s;	/* seconds since the session started (0 for those at the start) */
+	double discovery_ms;	/* COPY_DISCOVERED: from the kernel's first sight of the file to the probes in */
+	double detach_s;
+};
+
+struct lib_copies;
+
+/* What the set needs from whoever feeds it events (copy_discovery.h). */
+struct lib_copies_hooks {
+	/* Tell me when pid exits: how the set learns a copy may be unmapped. 0 or -errno. */
+	int (*watch)(pid_t pid, void *ctx);
+	/* The copy (dev, ino) was detached: report its next mapping again. */
+	void (*forget)(dev_t dev, ino_t ino, void *ctx);
+	/* NULL: every process's copies count; else only those of the processes it accepts. */
+	bool (*in_target)(pid_t pid, void *ctx);
+	void *ctx;
+};
+
+/*
+ * specs: the --lib arguments; only names (no '/') have copies. The table,
+ * progs and specs are borrowed and must outlive the set.
+ */
+struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str_list *specs,
+				   enum attach_mode mode, const struct attach_progs *progs,
+				   const struct lib_copies_hooks *hooks);
+/* Whether a file named base (no directory) is a copy of one of the names. */
+bool lib_copies__wants_name(const struct lib_copies *c, const char *base);
+/*
+ * Every copy running processes can reach now: each other mount namespace's
+ * own resolution of the names (ld.so cache, directories, maps) and every
+ * process's maps; with in_target, only the target processes' maps. Attaches
+ * those not yet attached. Returns 0 or -errno.
+ */
+int lib_copies__scan(struct lib_copies *c);
+/*
+ * pid mapped a file named base (the kernel saw it at seen_s, CLOCK_MONOTONIC
+ * seconds): attach the copy it is if new, else note pid as one of its holders. 1: the file was found in pid's maps (new or
+ * not), 0: not there (yet, or pid is gone), -errno.
+ */
+int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double seen_s);
+/* pid exited: copies it held that no process maps any more are detached. */
+void lib_copies__exited(struct lib_copies *c, pid_t pid);
+/*
+ * Detach every copy (not the primaries, which the session's attacher
+ * holds), waiting at most timeout_ms for the kernel to let them go. 0, or 1
+ * when some detach was still under way (it goes on on its own thread).
+ */
+int lib_copies__detach_all(struct lib_copies *c, int timeout_ms);
+/* The copies so far, primaries first; valid until the next call that changes the set. */
+const struct lib_copy_info *lib_copies__list(struct lib_copies *c, size_t *cnt);
+void lib_copies__free(struct lib_copies *c);
+
+#endif /* DLPROF_LIB_COPIES_H */
