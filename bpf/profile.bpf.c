@@ -194,7 +194,17 @@ struct thread_calls {
 	__u32 active;		/* a call is in flight: sched_switch maintains clock and counters */
 	__u32 unwinding;	/* enum thread_unwind: the unwinder put the original return addresses back */
 	__u64 unwind_sp;	/* user %sp at the unwinder's entry: deeper events belong to the unwinder */
+	/*
+	 * The on-CPU clock: acc is the run time up to the last switch-out
+	 * seen, base the wall time of the last switch-in seen (or of the
+	 * activation). A switch sched_switch does not see (its task-storage
+	 * lookups can fail, see on_cpu_now()) must not make it wrong.
+	 */
 	struct vcounter clock;
+	__u64 rt_out;		/* se.sum_exec_runtime at the last switch-out seen (at activation: up to a tick stale) */
+	__u64 sw_in;		/* the task's switch count at the last switch-in seen, or at activation */
+	__u32 rt_exact;		/* rt_out was taken at a switch-out, where the kernel has just brought it up to date */
+	__u32 pad;
 	struct vcounter ctr[DLPROF_MAX_EVENTS];
 	struct frame frames[DLPROF_MAX_DEPTH];
 };
@@ -330,10 +340,32 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, struct task_s
 	return flags;
 }
 
+/* Times the thread was switched out (the kernel counts before the sched_switch tracepoint). */
+static __always_inline __u64 task_switches(struct task_struct *t)
+{
+	return t->nvcsw + t->nivcsw;
+}
+
 /*
- * The thread's on-CPU time at wall time t, read at the same instant as the
- * wall clock; if the thread was switched since t, at the current time.
+ * The thread's on-CPU time at wall time t (just read; the current time if
+ * a switch-in came after it). When the thread was switched out and in
+ * again since the last switch-in sched_switch saw, the current slice's
+ * start is unknown: the run time the kernel accounted since the last
+ * switch-out seen stands in for it, at most a tick stale (the kernel
+ * brings sum_exec_runtime up to date at ticks and switches).
  */
+static __always_inline __u64 on_cpu_now(struct thread_calls *tc, struct task_struct *task, __u64 t)
+{
+	struct dlprof_diag *d;
+
+	if (task_switches(task) == tc->sw_in)
+		return vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+	if ((d = get_diag()))
+		__sync_fetch_and_add(&d->oncpu_resynced, 1);
+	return tc->clock.acc + (task->se.sum_exec_runtime - tc->rt_out);
+}
+
+/* on_cpu_now(), retaken when a switch came in between. */
 static __always_inline __u64 oncpu_at(struct thread_calls *tc, struct task_struct *task, __u64 t)
 {
 	__u64 v = 0;
@@ -342,7 +374,7 @@ static __always_inline __u64 oncpu_at(struct thread_calls *tc, struct task_struc
 		__u32 gen = tc->gen;
 
 		barrier();
-		v = vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+		v = on_cpu_now(tc, task, t);
 		barrier();
 		if (tc->gen == gen)
 			break;
@@ -378,6 +410,9 @@ static __always_inline __u64 activate(struct thread_calls *tc, struct task_struc
 		/* Last, so the probe's own work is not charged to the call. */
 		t = bpf_ktime_get_ns();
 		vcounter_start(&tc->clock, t);
+		tc->sw_in = task_switches(task);
+		tc->rt_out = task->se.sum_exec_runtime;
+		tc->rt_exact = 0;
 		barrier();
 		if (tc->gen == gen)
 			break;
@@ -1116,6 +1151,27 @@ int BPF_PROG(dlprof_exit, struct task_struct *task)
 }
 
 /*
+ * The thread leaves the CPU: its run time since the last switch-out seen
+ * is what the kernel has just accounted (sum_exec_runtime is up to date at
+ * a switch, and leaves out stolen time as the thread CPU clock does),
+ * whatever switches were missed in between. Only the first slice after
+ * activation is timed by the wall clock, from the entry: the kernel's sum
+ * at the entry was up to a tick stale, unless a switch was missed since
+ * then, where that is the better of the two.
+ */
+static __always_inline void switch_out_clock(struct thread_calls *tc, struct task_struct *prev, __u64 t)
+{
+	__u64 rt = prev->se.sum_exec_runtime;
+
+	if (tc->rt_exact || task_switches(prev) != tc->sw_in + 1)
+		tc->clock.acc += rt - tc->rt_out;
+	else
+		vcounter_switch_out(&tc->clock, t);
+	tc->rt_out = rt;
+	tc->rt_exact = 1;
+}
+
+/*
  * Bank the leaving thread's progress and restart the arriving one's, for
  * threads with a call in flight; every other thread only pays the lookups.
  */
@@ -1140,7 +1196,7 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 	if (ptc) {
 		ptc->gen++;
 		if (ptc->active) {
-			vcounter_switch_out(&ptc->clock, t);
+			switch_out_clock(ptc, prev, t);
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
 					break;
@@ -1153,6 +1209,7 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 		ntc->gen++;
 		if (ntc->active) {
 			vcounter_switch_in(&ntc->clock, t);
+			ntc->sw_in = task_switches(next);
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
 					break;
