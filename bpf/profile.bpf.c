@@ -1016,10 +1016,16 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 	emit(f, tc->depth, flags, dur_ns, oncpu_ns, deltas);
 }
 
-/* from_session: the kernel runs a session's return only after an entry that pushed a frame. */
+/*
+ * from_session: the kernel runs a session's return only after an entry
+ * that pushed a frame, and that frame is the top one once the frames the
+ * stack left behind are dropped (a tail call's share its %sp, and their
+ * returns run innermost first): no cookie to read and compare (a helper
+ * call, ~5 ns here).
+ */
 static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_session)
 {
-	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 id = from_session ? 0 : (__u32)bpf_get_attach_cookie(ctx);
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
 	struct thread_calls *tc;
@@ -1040,7 +1046,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 	if (tc->depth == 0)
 		goto orphan;
 	f = frame_at(tc, tc->depth - 1);
-	if (f->sp != entry_sp || f->func_id != id)
+	if (f->sp != entry_sp || (!from_session && f->func_id != id))
 		goto orphan;
 	flags = f->flags | read_virtual(tc, task, vals);
 	oncpu = oncpu_at(tc, task, now);
