@@ -663,8 +663,10 @@ static __always_inline void count_lost(const struct thread_calls *tc, const stru
 
 /*
  * An atomic only for a term that is not 0: most calls fault no page, are
- * never switched out and run no probed call inside; each atomic on the
- * shared entry costs ~8 ns here (docs/probe-cost.md).
+ * never switched out and run no probed call inside. (On a single thread an
+ * uncontended atomic is cheap, within the noise here; threads sharing a
+ * function share its entry's cache lines, and fewer writes keep them
+ * shared longer.)
  */
 static __always_inline void add_nonzero(__u64 *slot, __u64 v)
 {
@@ -1021,7 +1023,7 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
  * that pushed a frame, and that frame is the top one once the frames the
  * stack left behind are dropped (a tail call's share its %sp, and their
  * returns run innermost first): no cookie to read and compare (a helper
- * call, ~5 ns here).
+ * call, ~10 ns here: docs/probe-cost.md).
  */
 static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_session)
 {

@@ -100,8 +100,8 @@ struct func_stats {
 	__u64 raw_oncpu_ns;
 	/*
 	 * What the BPF side adds, per timed call, where a sum of the usual
-	 * case would cost an atomic on every call (~8 ns each here) for a
-	 * term that is almost always 0 or the same: it adds only what is not.
+	 * case would take an atomic on every call for a term that is almost
+	 * always 0 or the same: it adds only what is not.
 	 * Sums wrap modulo 2^64, so a negative term comes out right.
 	 */
 	__u64 offcpu_ns;	/* wall - on-CPU: 0 for a call never switched out */
