@@ -664,9 +664,9 @@ static __always_inline void count_lost(const struct thread_calls *tc, const stru
 /*
  * An atomic only for a term that is not 0: most calls fault no page, are
  * never switched out and run no probed call inside. (On a single thread an
- * uncontended atomic is cheap, within the noise here; threads sharing a
- * function share its entry's cache lines, and fewer writes keep them
- * shared longer.)
+ * uncontended atomic is cheap, within the noise here; threads calling a
+ * function on several CPUs write the same cache lines, and fewer writes
+ * move them between CPUs less often.)
  */
 static __always_inline void add_nonzero(__u64 *slot, __u64 v)
 {
