@@ -5,7 +5,8 @@ with bpftrace and BCC's funclatency (Debian's builds) on the same workload,
 interleaved in one invocation; medians of --runs runs.
 
     sudo bench/compare.py [--build build] [--calls 300000] [--runs 5] [--modes session,multi,classic]
-                          [--func bench_push_rbp ...]
+                          [--func bench_push_rbp ...] [--events default|none|LIST]
+                          [--only dlprof,floor]   (skip bpftrace and funclatency)
 
 The workload is bench/callbench calling one function of bench/benchfn.S:
 bench_push_rbp (push %rbp first: emulated), bench_test_je (test; je:
@@ -15,7 +16,12 @@ rows are bench/probe_floor: dlprof-bpf's own probes (same places, same
 attach mode) with empty programs, the uprobe mechanism alone; a dlprof row
 minus its floor row is dlprof-bpf's BPF work. "floor classic entry" puts an
 empty pair on the entry as bpftrace does: floor-at-entry / floor-placed is
-the most any placement can gain on this machine.
+the most any placement can gain on this machine. "floor+clock" rows are
+the same empty programs reading the clock once each: the least a latency
+measurement costs. "x floor" is a dlprof
+row's added ns over its floor row's: 1.10x means dlprof-bpf's programs add
+10% to what the empty ones cost. dlprof-bpf runs with its default events
+(--events default) unless told otherwise.
 """
 import argparse
 import glob
@@ -38,14 +44,19 @@ def ns_per_call(cmd):
     return float(m.group(1)) if m and p.returncode == 0 else None
 
 
-def tools(dlprof, floor, funclatency, lib, bench, fn, calls, modes):
+def tools(dlprof, floor, funclatency, lib, bench, fn, calls, modes, events, only):
     """name -> a command printing ns_per_call, or a function returning it."""
     work = [bench, fn, str(calls)]
+    ev = [] if events == "default" else ["-e", events]
     t = {"unprobed": work}
     for m in modes:
-        t[f"dlprof {m}"] = [dlprof, "--attach", m, "-e", "none", "--lib", lib, "--func", fn, "--"] + work
+        t[f"dlprof {m}"] = [dlprof, "--attach", m] + ev + ["--lib", lib, "--func", fn, "--"] + work
     for m in modes:
         t[f"floor {m}"] = [floor, "--attach", m, "--lib", lib, "--func", fn, "--"] + work
+    for m in modes:
+        t[f"floor+clock {m}"] = [floor, "--clock", "--attach", m, "--lib", lib, "--func", fn, "--"] + work
+    if only:
+        return t
     t["floor classic entry"] = [floor, "--attach", "classic", "--placement", "entry",
                                 "--lib", lib, "--func", fn, "--"] + work
     if shutil.which("bpftrace"):
@@ -124,6 +135,10 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--modes", default="session,multi,classic")
     ap.add_argument("--func", action="append", choices=FUNCS, help="only these functions (repeatable)")
+    ap.add_argument("--events", default="default",
+                    help="dlprof-bpf's -e: default (its own choice: page faults and context switches without a PMU), "
+                    "none, or a list")
+    ap.add_argument("--only", choices=["dlprof,floor"], help="only dlprof-bpf and its floor, no other tools")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("compare.py: needs root (it loads BPF programs)")
@@ -131,6 +146,9 @@ def main():
     floor = os.path.abspath(os.path.join(a.build, "bench", "probe_floor"))
     bench = os.path.abspath(os.path.join(a.build, "bench", "callbench"))
     lib = os.path.abspath(os.path.join(a.build, "bench", "libbenchfn.so"))
+    if a.only:
+        run_all(a, dlprof, floor, None, lib, bench)
+        return
     with tempfile.TemporaryDirectory(prefix="dlprof-khdr-") as khdr:
         env, headers = bcc_env(khdr)
         exe, why = funclatency_works(env)
@@ -142,13 +160,14 @@ def main():
 
 
 def run_all(a, dlprof, floor, funclatency, lib, bench):
-    print(f"# median of {a.runs} runs x {a.calls} calls; added = tool - unprobed")
+    print(f"# median of {a.runs} interleaved runs x {a.calls} calls; added = tool - unprobed; "
+          f"dlprof-bpf events: {a.events}")
     print("# vs bpftrace, vs funclat: that tool's added ns / this row's; "
-          "over floor: this dlprof row minus the floor row of its mode")
+          "over floor: this dlprof row minus the floor row of its mode; x floor: their added ns, divided")
     print(f"{'function':<15} {'tool':<24} {'ns/call':>9} {'added':>9} {'vs bpftrace':>12} {'vs funclat':>11} "
-          f"{'over floor':>11}")
+          f"{'over floor':>11} {'x floor':>8}")
     for fn in a.func or FUNCS:
-        t = tools(dlprof, floor, funclatency, lib, bench, fn, a.calls, a.modes.split(","))
+        t = tools(dlprof, floor, funclatency, lib, bench, fn, a.calls, a.modes.split(","), a.events, a.only)
         res = {k: [] for k in t}
         for _ in range(a.runs):
             for k, cmd in t.items():
@@ -163,7 +182,8 @@ def run_all(a, dlprof, floor, funclatency, lib, bench):
                       for r in refs]
             fl = med.get(k.replace("dlprof", "floor")) if k.startswith("dlprof") else None
             over = f"{v - fl:.1f}" if fl else ""
-            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratios[0]:>12} {ratios[1]:>11} {over:>11}")
+            times = f"{(v - base) / (fl - base):.2f}x" if fl and fl > base else ""
+            print(f"{fn:<15} {k:<24} {v:>9.1f} {v - base:>9.1f} {ratios[0]:>12} {ratios[1]:>11} {over:>11} {times:>8}")
 
 
 if __name__ == "__main__":

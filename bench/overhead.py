@@ -8,10 +8,12 @@ medians of --runs runs.
                            [--func bench_push_rbp ...] [--attach auto]
                            [--events none --events page-faults,context-switches ...]
                            [--record]   (also trace mode, writing a trace to a temp dir)
-                           [--baseline build-old]  (also that build's profiler, interleaved)
+                           [--baseline build-old ...]  (also that build's profiler, interleaved)
 
 Prints, per function and event set: ns/call without and with probes, the
-added ns per call, and the ratio probed/unprobed.
+added ns per call, and the ratio probed/unprobed; with --baseline, each
+baseline's in-program time over the measured build's ("x base": below 1.0
+the measured build costs less).
 """
 import argparse
 import json
@@ -36,11 +38,29 @@ def ns_per_call(cmd):
 
 
 def probed_run(cmd, calls):
-    """ns/call of the workload under the profiler, and the probe programs' own ns per call."""
+    """ns/call of the workload under the profiler, and the probe programs' own ns per call.
+
+    Per call is per two program runs (entry and return, in every attach
+    mode): the runs include the calls a build makes at start to calibrate
+    its latency compensation (~4,400 here), which are not the workload's.
+    """
     p = subprocess.run(cmd, capture_output=True, text=True, check=True)
     m = re.search(r"ns_per_call ([0-9.]+)", p.stdout)
     doc = json.loads(p.stdout[p.stdout.index("{"):])
-    return float(m.group(1)), doc["probe_run_ns"] / calls
+    runs = doc.get("probe_runs") or 2 * calls
+    return float(m.group(1)), doc["probe_run_ns"] / (runs / 2)
+
+
+def print_ratios(fn, profilers, event_sets, modes, inbpf):
+    """The measured build's in-program time over each baseline's, per mode and event set."""
+    for m in sorted({m.split("/")[0] for m in modes}):
+        for ev in event_sets:
+            new = statistics.median(inbpf[(f"{m}/new", ev)])
+            for label in profilers:
+                if label == "new":
+                    continue
+                old = statistics.median(inbpf[(f"{m}/{label}", ev)])
+                print(f"{fn:<16} {m:<10} {ev:<58} bpf new/{label}: {new:.1f}/{old:.1f} = {new / old:.2f}x {label}")
 
 
 def main():
@@ -53,8 +73,9 @@ def main():
     ap.add_argument("--events", action="append",
                     help="an -e value; repeat for several sets (default: none, 2 and 4 software events)")
     ap.add_argument("--record", action="store_true", help="also measure trace mode (record -o)")
-    ap.add_argument("--baseline", help="another build directory whose profiler runs interleaved with --build's "
-                    "(the workload is --build's), to compare two versions in one invocation")
+    ap.add_argument("--baseline", action="append",
+                    help="another build directory (or a dlprof-bpf binary) whose profiler runs interleaved with "
+                    "--build's (the workload is --build's), to compare versions in one invocation; repeatable")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("overhead.py: needs root (it loads BPF programs)")
@@ -66,8 +87,10 @@ def main():
     modes = ["live", "record"] if a.record else ["live"]
     # The profilers compared, by label; one without --baseline.
     profilers = {"new": dlprof}
+    for i, b in enumerate(a.baseline or []):
+        label = "old" if len(a.baseline) == 1 else f"old{i + 1}"
+        profilers[label] = b if os.path.isfile(b) else os.path.join(b, "user", "dlprof-bpf")
     if a.baseline:
-        profilers["old"] = os.path.join(a.baseline, "user", "dlprof-bpf")
         modes = [f"{m}/{b}" for m in modes for b in profilers]
     tmp = tempfile.mkdtemp(prefix="dlprof-bench-")
     # The kernel times BPF programs only while this is on; the profiler reports it in its JSON.
@@ -100,6 +123,8 @@ def main():
                 p = statistics.median(vals)
                 k = statistics.median(inbpf[(m, ev)])
                 print(f"{fn:<16} {m:<10} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f} {k:>7.1f}")
+            if a.baseline:
+                print_ratios(fn, profilers, event_sets, modes, inbpf)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * probe_floor [dlprof-bpf options] -- CMD [ARG...]
+ * probe_floor [--clock] [dlprof-bpf options] -- CMD [ARG...]
  *
  * Probes the functions dlprof-bpf would probe with the same options, at the
  * same places (--placement) and in the same attach mode (--attach), but
  * with empty programs, then runs CMD and passes its exit status through.
  * What CMD's calls cost then is the uprobe mechanism alone: dlprof-bpf
- * minus this is its BPF work, and no tool can go below it.
+ * minus this is its BPF work, and no tool can go below it. --clock: each
+ * program reads the clock once, what any latency measurement needs.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +51,18 @@ int main(int argc, char **argv)
 	struct attach_progs progs;
 	enum attach_mode mode;
 	size_t skipped = 0;
+	bool read_clock = argc > 1 && !strcmp(argv[1], "--clock");
 	char msg[512];
 	int err, rc = 1;
 
+	if (read_clock) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	err = cli_parse(argc, argv, false, &opts, msg, sizeof(msg));
 	if (err || !opts.command || !opts.libs.cnt) {
-		errmsg("%s", err ? msg : "usage: probe_floor --lib LIB [--func GLOB] [--attach MODE] "
+		errmsg("%s", err ? msg : "usage: probe_floor [--clock] --lib LIB [--func GLOB] [--attach MODE] "
 					 "[--placement auto|entry] -- CMD [ARG...]");
 		goto cleanup;
 	}
@@ -68,6 +76,7 @@ int main(int argc, char **argv)
 		errmsg("cannot open the BPF object: %s", strerror(errno));
 		goto cleanup;
 	}
+	skel->rodata->read_clock = read_clock;
 	progs = (struct attach_progs){ skel->progs.floor_entry, skel->progs.floor_return,
 				       skel->progs.floor_session };
 	err = attach_prepare_progs(&progs, mode);

@@ -194,7 +194,17 @@ struct thread_calls {
 	__u32 active;		/* a call is in flight: sched_switch maintains clock and counters */
 	__u32 unwinding;	/* enum thread_unwind: the unwinder put the original return addresses back */
 	__u64 unwind_sp;	/* user %sp at the unwinder's entry: deeper events belong to the unwinder */
+	/*
+	 * The on-CPU clock: acc is the run time up to the last switch-out
+	 * seen, base the wall time of the last switch-in seen (or of the
+	 * activation). A switch sched_switch does not see (its task-storage
+	 * lookups can fail, see on_cpu_now()) must not make it wrong.
+	 */
 	struct vcounter clock;
+	__u64 rt_out;		/* se.sum_exec_runtime at the last switch-out seen (at activation: up to a tick stale) */
+	__u64 sw_in;		/* the task's switch count at the last switch-in seen, or at activation */
+	__u32 rt_exact;		/* rt_out was taken at a switch-out, where the kernel has just brought it up to date */
+	__u32 pad;
 	struct vcounter ctr[DLPROF_MAX_EVENTS];
 	struct frame frames[DLPROF_MAX_DEPTH];
 };
@@ -224,11 +234,9 @@ static __always_inline struct frame *frame_at(struct thread_calls *tc, __u32 i)
 
 static __always_inline struct dlprof_diag *get_diag(void);
 
-/* The current thread's own count (enum dlprof_task_counter). */
-static __always_inline __u64 task_counter(__u32 which)
+/* The current thread's own count (enum dlprof_task_counter); t is the current task. */
+static __always_inline __u64 task_counter(struct task_struct *t, __u32 which)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-
 	switch (which) {
 	case TASK_CTR_FAULTS:
 		return t->min_flt + t->maj_flt;
@@ -275,8 +283,33 @@ static __always_inline __u32 read_counters(__u64 *now)
 	return flags;
 }
 
-/* The thread's virtual counters, retaken when a switch came in between. */
-static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 *vals)
+/*
+ * Whether an event is a perf event rather than a task counter. Rodata: the
+ * verifier knows the answer and prunes the other side, so a profile of
+ * task counters only (the default without a PMU) has no perf read, no
+ * switch generation check and no retry in its probes.
+ */
+static __always_inline bool perf_events_used(void)
+{
+	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
+		if (k < nr_events && !event_task[k])
+			return true;
+	return false;
+}
+
+/* The task counters into vals[] (their slots only); task is the current one. */
+static __always_inline void read_task_counters(struct task_struct *task, __u64 *vals)
+{
+	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
+		if (k < nr_events && event_task[k])
+			vals[k] = task_counter(task, event_task[k]);
+}
+
+/*
+ * The thread's virtual counters, retaken when a switch came in between.
+ * Task counters need no retry: the kernel keeps them per thread.
+ */
+static __always_inline __u32 read_virtual(struct thread_calls *tc, struct task_struct *task, __u64 *vals)
 {
 	__u64 now[DLPROF_MAX_EVENTS] = {};
 	struct dlprof_diag *d;
@@ -284,6 +317,10 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 *vals)
 
 	if (!nr_events)
 		return 0;
+	if (!perf_events_used()) {
+		read_task_counters(task, vals);
+		return 0;
+	}
 	for (int attempt = 0; attempt < 4; attempt++) {
 		__u32 gen = tc->gen;
 
@@ -292,7 +329,7 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 *vals)
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 			if (k >= nr_events)
 				break;
-			vals[k] = event_task[k] ? task_counter(event_task[k]) : vcounter_value(&tc->ctr[k], now[k]);
+			vals[k] = event_task[k] ? task_counter(task, event_task[k]) : vcounter_value(&tc->ctr[k], now[k]);
 		}
 		barrier();
 		if (tc->gen == gen)
@@ -303,11 +340,33 @@ static __always_inline __u32 read_virtual(struct thread_calls *tc, __u64 *vals)
 	return flags;
 }
 
+/* Times the thread was switched out (the kernel counts before the sched_switch tracepoint). */
+static __always_inline __u64 task_switches(struct task_struct *t)
+{
+	return t->nvcsw + t->nivcsw;
+}
+
 /*
- * The thread's on-CPU time at wall time t, read at the same instant as the
- * wall clock; if the thread was switched since t, at the current time.
+ * The thread's on-CPU time at wall time t (just read; the current time if
+ * a switch-in came after it). When the thread was switched out and in
+ * again since the last switch-in sched_switch saw, the current slice's
+ * start is unknown: the run time the kernel accounted since the last
+ * switch-out seen stands in for it, at most a tick stale (the kernel
+ * brings sum_exec_runtime up to date at ticks and switches).
  */
-static __always_inline __u64 oncpu_at(struct thread_calls *tc, __u64 t)
+static __always_inline __u64 on_cpu_now(struct thread_calls *tc, struct task_struct *task, __u64 t)
+{
+	struct dlprof_diag *d;
+
+	if (task_switches(task) == tc->sw_in)
+		return vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+	if ((d = get_diag()))
+		__sync_fetch_and_add(&d->oncpu_resynced, 1);
+	return tc->clock.acc + (task->se.sum_exec_runtime - tc->rt_out);
+}
+
+/* on_cpu_now(), retaken when a switch came in between. */
+static __always_inline __u64 oncpu_at(struct thread_calls *tc, struct task_struct *task, __u64 t)
 {
 	__u64 v = 0;
 
@@ -315,7 +374,7 @@ static __always_inline __u64 oncpu_at(struct thread_calls *tc, __u64 t)
 		__u32 gen = tc->gen;
 
 		barrier();
-		v = vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+		v = on_cpu_now(tc, task, t);
 		barrier();
 		if (tc->gen == gen)
 			break;
@@ -330,7 +389,7 @@ static __always_inline __u64 oncpu_at(struct thread_calls *tc, __u64 t)
  * the entry time, which is the clock's base: one clock read per entry
  * (each costs ~40 ns in these VMs).
  */
-static __always_inline __u64 activate(struct thread_calls *tc)
+static __always_inline __u64 activate(struct thread_calls *tc, struct task_struct *task)
 {
 	__u64 now[DLPROF_MAX_EVENTS] = {}, t = 0;
 	struct dlprof_diag *d;
@@ -340,15 +399,20 @@ static __always_inline __u64 activate(struct thread_calls *tc)
 		__u32 gen = tc->gen;
 
 		barrier();
-		read_counters(now);
-		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
-			if (k >= nr_events)
-				break;
-			vcounter_start(&tc->ctr[k], now[k]);
+		if (perf_events_used()) {
+			read_counters(now);
+			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
+				if (k >= nr_events)
+					break;
+				vcounter_start(&tc->ctr[k], now[k]);
+			}
 		}
 		/* Last, so the probe's own work is not charged to the call. */
 		t = bpf_ktime_get_ns();
 		vcounter_start(&tc->clock, t);
+		tc->sw_in = task_switches(task);
+		tc->rt_out = task->se.sum_exec_runtime;
+		tc->rt_exact = 0;
 		barrier();
 		if (tc->gen == gen)
 			break;
@@ -597,7 +661,24 @@ static __always_inline void count_lost(const struct thread_calls *tc, const stru
 	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
 }
 
-/* A timed call into s. */
+/*
+ * An atomic only for a term that is not 0: most calls fault no page, are
+ * never switched out and run no probed call inside. (On a single thread an
+ * uncontended atomic is cheap, within the noise here; threads calling a
+ * function on several CPUs write the same cache lines, and fewer writes
+ * move them between CPUs less often.)
+ */
+static __always_inline void add_nonzero(__u64 *slot, __u64 v)
+{
+	if (v)
+		__sync_fetch_and_add(slot, v);
+}
+
+/*
+ * A timed call into s. On-CPU time goes in as wall minus on-CPU (0 unless
+ * the thread was switched out): func_stats_settle()
+ * makes the on-CPU total of it.
+ */
 static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 oncpu_ns,
 				      const __u64 *deltas, __u32 flags)
 {
@@ -605,19 +686,33 @@ static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 
 
 	/* The histogram's total is the count of timed calls: one atomic fewer per call. */
 	__sync_fetch_and_add(&s->total_ns, dur_ns);
-	__sync_fetch_and_add(&s->oncpu_ns, oncpu_ns);
+	add_nonzero(&s->offcpu_ns, dur_ns - oncpu_ns);
 	if (flags & CALL_F_SCALED)
 		__sync_fetch_and_add(&s->scaled, 1);
 	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 		if (k >= nr_events)
 			break;
-		__sync_fetch_and_add(&s->counters[k], deltas[k]);
+		add_nonzero(&s->counters[k], deltas[k]);
 	}
 	update_min(&s->min_ns, dur_ns ?: 1);
 	update_max(&s->max_ns, dur_ns);
 	b = hist_bucket(dur_ns);
 	if (b < HIST_BUCKETS)
 		__sync_fetch_and_add(&s->hist[b], 1);
+}
+
+/*
+ * What compensation took off a call (wall, on-CPU) beside its aggregates:
+ * own is a plain store, the same value for every call of the function.
+ */
+static __always_inline void note_compensation(struct func_stats *s, __u64 own, __u64 took_ns, __u64 took_oncpu_ns)
+{
+	if (s->comp_own_ns != own)
+		s->comp_own_ns = own;
+	if (!s->compensated)
+		s->compensated = 1;
+	add_nonzero(&s->comp_extra_ns, took_ns - own);
+	add_nonzero(&s->comp_extra_oncpu_ns, took_oncpu_ns - own);
 }
 
 static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
@@ -804,6 +899,7 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 id = (__u32)cookie;
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
@@ -817,7 +913,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	 * Storage is created only for threads of tracked processes, so a
 	 * thread that has it needs no tgid lookup (~20 ns a call).
 	 */
-	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
+	tc = bpf_task_storage_get(&thread_calls, task, NULL, 0);
 	if (!tc) {
 		if (!tracked() && !(calibrating && (cookie & DLPROF_COOKIE_CALIB)))
 			return 1;
@@ -839,8 +935,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 1;
 	}
 	if (!tc)
-		tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		tc = bpf_task_storage_get(&thread_calls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tc) {
 		if ((d = get_diag()))
 			__sync_fetch_and_add(&d->storage_failed, 1);
@@ -869,14 +964,15 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	if (tc->depth == 0) {
 		/* The virtual counters and the on-CPU clock start at zero; the task's own run on. */
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
-			f->snap[k] = k < nr_events && event_task[k] ? task_counter(event_task[k]) : 0;
+			f->snap[k] = 0;
+		read_task_counters(task, f->snap);
 		f->oncpu0 = 0;
-		f->t0 = activate(tc);
+		f->t0 = activate(tc, task);
 	} else {
-		f->flags = read_virtual(tc, f->snap);
+		f->flags = read_virtual(tc, task, f->snap);
 		/* Last, so the probe's own work is not charged to the call. */
 		f->t0 = bpf_ktime_get_ns();
-		f->oncpu0 = oncpu_at(tc, f->t0);
+		f->oncpu0 = oncpu_at(tc, task, f->t0);
 	}
 	tc->depth++;
 	return 0;
@@ -893,8 +989,8 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 {
 	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
 	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
-	__u64 cost = comp_own_ns[cls] + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] +
-		     ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+	__u64 own = comp_own_ns[cls];
+	__u64 cost = own + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] + ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
 	struct func_stats *s = get_stats(f->func_id);
 	__u64 dur_c = dur_ns > cost ? dur_ns - cost : 0, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
 	struct group_stats *g;
@@ -905,24 +1001,34 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 		parent->nested[DLPROF_PROBE_EMULATED] += ne + (cls == DLPROF_PROBE_EMULATED);
 		parent->nested[DLPROF_PROBE_STEPPED] += ns + (cls == DLPROF_PROBE_STEPPED);
 	}
+	/*
+	 * The raw sums are the compensated ones plus what was subtracted:
+	 * own per timed call (the same for every call of a function: its
+	 * class is fixed), and the rest only where there is one.
+	 */
 	if (s) {
 		add_timed(s, dur_c, oncpu_c, deltas, flags);
-		__sync_fetch_and_add(&s->raw_total_ns, dur_ns);
-		__sync_fetch_and_add(&s->raw_oncpu_ns, oncpu_ns);
+		note_compensation(s, own, dur_ns - dur_c, oncpu_ns - oncpu_c);
 	}
 	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group))) {
 		add_timed(&g->s, dur_c, oncpu_c, deltas, flags);
-		__sync_fetch_and_add(&g->s.raw_total_ns, dur_ns);
-		__sync_fetch_and_add(&g->s.raw_oncpu_ns, oncpu_ns);
+		note_compensation(&g->s, own, dur_ns - dur_c, oncpu_ns - oncpu_c);
 	}
 	/* The trace keeps what happened: raw times, so calls nest in their callers. */
 	emit(f, tc->depth, flags, dur_ns, oncpu_ns, deltas);
 }
 
-/* from_session: the kernel runs a session's return only after an entry that pushed a frame. */
+/*
+ * from_session: the kernel runs a session's return only after an entry
+ * that pushed a frame, and that frame is the top one once the frames the
+ * stack left behind are dropped (a tail call's share its %sp, and their
+ * returns run innermost first): no cookie to read and compare (a helper
+ * call, ~10 ns here: docs/probe-cost.md).
+ */
 static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_session)
 {
-	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 id = from_session ? 0 : (__u32)bpf_get_attach_cookie(ctx);
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
@@ -930,7 +1036,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 	__u64 entry_sp;
 	__u32 flags;
 
-	tc = bpf_task_storage_get(&thread_calls, bpf_get_current_task_btf(), NULL, 0);
+	tc = bpf_task_storage_get(&thread_calls, task, NULL, 0);
 	if (!tc) {
 		if (!from_session && !tracked())
 			return 0;
@@ -942,10 +1048,10 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 	if (tc->depth == 0)
 		goto orphan;
 	f = frame_at(tc, tc->depth - 1);
-	if (f->sp != entry_sp || f->func_id != id)
+	if (f->sp != entry_sp || (!from_session && f->func_id != id))
 		goto orphan;
-	flags = f->flags | read_virtual(tc, vals);
-	oncpu = oncpu_at(tc, now);
+	flags = f->flags | read_virtual(tc, task, vals);
+	oncpu = oncpu_at(tc, task, now);
 	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 		if (k >= nr_events)
 			break;
@@ -1053,6 +1159,27 @@ int BPF_PROG(dlprof_exit, struct task_struct *task)
 }
 
 /*
+ * The thread leaves the CPU: its run time since the last switch-out seen
+ * is what the kernel has just accounted (sum_exec_runtime is up to date at
+ * a switch, and leaves out stolen time as the thread CPU clock does),
+ * whatever switches were missed in between. Only the first slice after
+ * activation is timed by the wall clock, from the entry: the kernel's sum
+ * at the entry was up to a tick stale, unless a switch was missed since
+ * then, where that is the better of the two.
+ */
+static __always_inline void switch_out_clock(struct thread_calls *tc, struct task_struct *prev, __u64 t)
+{
+	__u64 rt = prev->se.sum_exec_runtime;
+
+	if (tc->rt_exact || task_switches(prev) != tc->sw_in + 1)
+		tc->clock.acc += rt - tc->rt_out;
+	else
+		vcounter_switch_out(&tc->clock, t);
+	tc->rt_out = rt;
+	tc->rt_exact = 1;
+}
+
+/*
  * Bank the leaving thread's progress and restart the arriving one's, for
  * threads with a call in flight; every other thread only pays the lookups.
  */
@@ -1060,8 +1187,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct thread_calls *ptc, *ntc;
-	__u64 now[DLPROF_MAX_EVENTS] = {}, t;
-
+	__u64 now[DLPROF_MAX_EVENTS] = {}, t = 0;
 	bool need_read = false;
 
 	ptc = bpf_task_storage_get(&thread_calls, prev, NULL, 0);
@@ -1070,13 +1196,15 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 	ntc = bpf_task_storage_get(&thread_calls, next, NULL, 0);
 	if (ntc && ntc->active)
 		need_read = true;
-	if (need_read)
+	/* Threads with no call in flight need neither the counters nor the clock. */
+	if (need_read) {
 		read_counters(now);
-	t = bpf_ktime_get_ns();
+		t = bpf_ktime_get_ns();
+	}
 	if (ptc) {
 		ptc->gen++;
 		if (ptc->active) {
-			vcounter_switch_out(&ptc->clock, t);
+			switch_out_clock(ptc, prev, t);
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
 					break;
@@ -1089,6 +1217,7 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 		ntc->gen++;
 		if (ntc->active) {
 			vcounter_switch_in(&ntc->clock, t);
+			ntc->sw_in = task_switches(next);
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
 					break;

@@ -88,15 +88,27 @@ struct func_stats {
 	__u64 total_ns;
 	__u64 min_ns;		/* 0 = no call yet */
 	__u64 max_ns;
-	__u64 oncpu_ns;
+	__u64 oncpu_ns;		/* made by func_stats_settle() from offcpu_ns; BPF leaves it alone */
 	__u64 scaled;		/* calls with a multiplexed (extrapolated) counter */
 	__u64 counters[DLPROF_MAX_EVENTS];	/* totals over timed calls, in event order */
 	/*
 	 * With latency compensation, total_ns, oncpu_ns, min, max and hist are
-	 * compensated, and these the raw sums; 0 without it.
+	 * compensated, and these the raw sums; 0 without it. Made by
+	 * func_stats_settle() from the comp_* fields below.
 	 */
 	__u64 raw_total_ns;
 	__u64 raw_oncpu_ns;
+	/*
+	 * What the BPF side adds, per timed call, where a sum of the usual
+	 * case would take an atomic on every call for a term that is almost
+	 * always 0 or the same: it adds only what is not.
+	 * Sums wrap modulo 2^64, so a negative term comes out right.
+	 */
+	__u64 offcpu_ns;	/* wall - on-CPU: 0 for a call never switched out */
+	__u64 comp_own_ns;	/* compensation: the probes' own share subtracted from each call */
+	__u64 comp_extra_ns;	/* compensation: wall subtracted beyond comp_own_ns (nested probes, clamping) */
+	__u64 comp_extra_oncpu_ns;	/* the same for on-CPU time */
+	__u64 compensated;	/* 1 once a compensated call was added */
 	__u64 hist[HIST_BUCKETS];	/* its total is the number of calls whose return fired */
 };
 
@@ -143,6 +155,7 @@ struct dlprof_diag {
 	__u64 unwind_slots;	/* hijacked return slots an unwinder met (written back when it may) */
 	__u64 group_overflow;	/* calls counted for their function but in no group: group_stats was full (--by) */
 	__u64 proc_meta_full;	/* processes seen whose name and cgroup could not be kept: proc_meta was full */
+	__u64 oncpu_resynced;	/* calls whose on-CPU time came from the kernel's run time, a tick stale: a switch escaped sched_switch */
 };
 
 #endif /* DLPROF_H */

@@ -123,7 +123,11 @@ def test_oncpu_migration():
     check(rc == 0, f"rc {rc}: {err}")
     f = func(doc, "dlt_spin_migrate")
     own = thread_cpu_ns(err)
-    check(abs(f["oncpu_ns"] - own) <= 0.1 * own, f"on-CPU {f['oncpu_ns']} not within 10% of the thread's CPU clock {own}")
+    # A switch sched_switch missed once inflated a call by the half it spent before migrating (+10%);
+    # now such a call is taken from the kernel's run time, at most a tick (4 ms) stale.
+    check(abs(f["oncpu_ns"] - own) <= 0.05 * own, f"on-CPU {f['oncpu_ns']} not within 5% of the thread's CPU clock {own}")
+    check(f["raw_oncpu_ns" if f.get("raw_oncpu_ns") else "oncpu_ns"] <= 1.001 * f["raw_total_ns" if f.get("raw_total_ns") else "total_ns"],
+          f"on-CPU above wall time: {f}")
     check(counter_per_call(f, "cpu-migrations") >= 1, f"no migration counted: {f}")
 
 

@@ -7,6 +7,7 @@
 
 #include "probe/cgroup_target.h"
 #include "probe/kernel_groups.h"
+#include "stats_settle.h"
 
 /* What a group is called, found once per group and kept for the session. */
 struct group_name {
@@ -233,6 +234,7 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 		/* Removed between the two calls: nothing to read. */
 		if (bpf_map_lookup_elem(km->groups_fd, &key, gs))
 			continue;
+		func_stats_settle(&gs->s);
 		err = add_group(kg, km, t, &key, gs);
 	}
 	free(gs);

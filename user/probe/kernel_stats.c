@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 
 #include "probe/kernel_stats.h"
+#include "stats_settle.h"
 
 _Static_assert(sizeof(struct dlprof_diag) % sizeof(__u64) == 0, "dlprof_diag holds only __u64 counters");
 
@@ -77,6 +78,7 @@ int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
 		}
 		for (int c = 0; c < ncpu; c++)
 			calls += calls_cpu[c];
+		func_stats_settle(stats);
 		rows[id].lib = t->libs[t->funcs[id].lib].file->display;
 		rows[id].func = t->funcs[id].demangled ?: t->funcs[id].name;
 		rows[id].mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
