@@ -440,6 +440,9 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		fprintf(out, "; %" PRIu64 " calls still running when the probes were removed (counted, not timed)",
 			info->in_flight);
 	fputc('\n', out);
+	if (info->counter_read_failed)
+		fprintf(out, "# %" PRIu64 " perf counter reads failed: the calls they belong to show counters short by "
+			"what those reads missed\n", info->counter_read_failed);
 	print_compensation(out, info);
 	if (info->by != ATTR_BY_FUNCTION)
 		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
@@ -658,6 +661,8 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);
 	err |= add_u64(doc, "in_flight_calls", info->in_flight);
+	err |= add_u64(doc, "counter_read_failed", info->counter_read_failed);
+	err |= add_u64(doc, "oncpu_resynced_calls", info->oncpu_resynced);
 	err |= json_object_object_add(doc, "by", json_object_new_string(attr_by_name(info->by) ?: "function"));
 	err |= add_u64(doc, "group_overflow", info->group_overflow);
 	err |= add_u64(doc, "unnamed_processes", info->proc_meta_full);
