@@ -15,7 +15,7 @@ import tempfile
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-from cgroup_test import PODMAN_RUN, cgroup2_mount, driver_image, move_into, scratch_cgroup
+from containers import PODMAN_RUN, cgroup2_mount, driver_image, move_into, scratch_cgroup
 
 
 def rows_of(doc, name="dlt_add"):

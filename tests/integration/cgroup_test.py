@@ -16,34 +16,7 @@ import tempfile
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            if right.split()[0] == "cgroup2":
-                return left.split()[4]
-    raise Skip("no cgroup v2 hierarchy mounted")
-
-
-@contextlib.contextmanager
-def scratch_cgroup(*names):
-    """A fresh cgroup (nested names under one test parent); removed once its processes are gone."""
-    parent = os.path.join(cgroup2_mount(), f"dlprof-test-{os.getpid()}")
-    path = os.path.join(parent, *names)
-    os.makedirs(path)
-    try:
-        yield path
-    finally:
-        for d in sorted({os.path.join(parent, *names[:i]) for i in range(len(names) + 1)}, key=len, reverse=True):
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
-
-
-def move_into(cgroup, pid):
-    with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
-        f.write(str(pid))
+from containers import PODMAN_RUN, cgroup2_mount, driver_image, move_into, scratch_cgroup
 
 
 def profile_cgroup_targets(target_args, inside_cgroup, move_before_attach=True):
@@ -112,32 +85,6 @@ def test_cgroup_target_errors():
             for p in procs:
                 p.kill()
                 p.wait()
-
-
-PODMAN_RUN = ["podman", "run", "--runtime", "runc", "--rm", "-i",
-              # runc cannot raise rlimits in this sandbox; crun refuses hybrid cgroup hosts.
-              "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
-
-
-@contextlib.contextmanager
-def driver_image():
-    """An image assembled offline from host files: the dynamic loader, libc and the driver."""
-    tag = f"localhost/dlprof-itest-{os.getpid()}:latest"
-    with tempfile.TemporaryDirectory() as tmp:
-        root = os.path.join(tmp, "root")
-        for src, dst in (("/lib64/ld-linux-x86-64.so.2", "lib64/ld-linux-x86-64.so.2"),
-                         ("/lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libc.so.6"),
-                         (DRIVER, "app/dltest_driver")):
-            target = os.path.join(root, dst)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copy(src, target)
-        tar = os.path.join(tmp, "root.tar")
-        subprocess.run(["tar", "-C", root, "-cf", tar, "."], check=True)
-        subprocess.run(["podman", "import", "-q", tar, tag], check=True, capture_output=True)
-    try:
-        yield tag
-    finally:
-        subprocess.run(["podman", "rmi", "-f", tag], capture_output=True)
 
 
 @modes("session", "multi")

@@ -27,10 +27,8 @@ import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-
-PODMAN_RUN = ["podman", "run", "--runtime", "runc", "--rm", "-i",
-              # runc cannot raise rlimits in this sandbox; crun refuses hybrid cgroup hosts.
-              "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
+from containers import (PODMAN_RUN, cgroup2_mount, driver_files, image_from_files, remove_cgroup_everywhere,
+                        require_podman)
 
 # A sanitized driver (the ASan build) refuses a preloaded library ahead of its runtime unless told.
 PRELOAD_UNDER_ASAN = "verify_asan_link_order=0"
@@ -39,45 +37,17 @@ PRELOAD_UNDER_ASAN = "verify_asan_link_order=0"
 DISCOVERY_S = 1.0
 
 
-def require_podman():
-    if not (shutil.which("podman") and shutil.which("runc")):
-        raise AssertionError("podman and runc are not installed (scripts/deps)")
-
-
-def driver_deps():
-    """The loader and the libraries the driver needs besides the test library (libasan too in a sanitized build)."""
-    out = subprocess.run(["ldd", DRIVER], capture_output=True, text=True, check=True).stdout
-    deps = []
-    for line in out.splitlines():
-        path = line.split("=>")[-1].split("(")[0].strip()
-        if path.startswith("/") and os.path.basename(path) != os.path.basename(LIB):
-            deps.append(path)
-    return deps
-
-
 @contextlib.contextmanager
 def lib_world():
     """The uniquely named library on the host (a directory of its own) and an image holding its own copy."""
     name = f"libdlns{secrets.token_hex(4)}.so"
-    tag = f"localhost/dlprof-ns-{os.getpid()}:latest"
     with tempfile.TemporaryDirectory() as tmp:
         host_dir = os.path.join(tmp, "host")
         os.makedirs(host_dir)
         shutil.copy(LIB, os.path.join(host_dir, name))
-        root = os.path.join(tmp, "root")
-        files = [(dep, dep.lstrip("/")) for dep in driver_deps()]
-        files += [(DRIVER, "app/dltest_driver"), (LIB, "app/" + os.path.basename(LIB)), (LIB, "app/" + name)]
-        for src, dst in files:
-            target = os.path.join(root, dst)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copy(src, target)
-        tar = os.path.join(tmp, "root.tar")
-        subprocess.run(["tar", "-C", root, "-cf", tar, "."], check=True)
-        subprocess.run(["podman", "import", "-q", tar, tag], check=True, capture_output=True)
-        try:
+        files = driver_files() + [(LIB, "app/" + os.path.basename(LIB)), (LIB, "app/" + name)]
+        with image_from_files("ns", files) as tag:
             yield name, host_dir, tag
-        finally:
-            subprocess.run(["podman", "rmi", "-f", tag], capture_output=True)
 
 
 def host_driver(host_dir, name, calls):
@@ -298,28 +268,6 @@ def test_cgroup_target_finds_only_its_copies():
     check(calls_of(doc, "dlt_add") == 30000, f"--cgroup, later container: {calls_of(doc, 'dlt_add')} calls, want 30000")
     paths = [x["path"] for x in doc.get("copies", [])]
     check(not any(p.startswith(other) for p in paths), f"the untargeted process's copy was attached: {paths}")
-
-
-def remove_cgroup_everywhere(rel):
-    """rel and what podman made below it, in every cgroup hierarchy (v1 ones too on hybrid hosts)."""
-    with open("/proc/self/mountinfo") as f:
-        mounts = [l.partition(" - ")[0].split()[4] for l in f if l.partition(" - ")[2].split()[0] in ("cgroup", "cgroup2")]
-    for mnt in mounts:
-        top = mnt + rel
-        if not os.path.isdir(top):
-            continue
-        for d in sorted((os.path.join(r, x) for r, ds, _ in os.walk(top) for x in ds), key=len, reverse=True) + [top]:
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            if right.split()[0] == "cgroup2":
-                return left.split()[4]
-    raise Skip("no cgroup v2 hierarchy mounted")
 
 
 def test_proc_root_path_is_the_containers_file():
