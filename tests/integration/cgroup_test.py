@@ -89,28 +89,34 @@ def test_cgroup_target_errors():
 
 @modes("session", "multi")
 def test_podman_container_by_id_prefix():
-    """A real podman container sharing the host's library file (bind mount): --container
-    counts its calls exactly, not those of a host process calling the same library."""
+    """A real two-process podman container sharing the host's library file (bind mount): the
+    driver forks once the profiler is attached, parent and child call 15,000 times each.
+    --container counts the container's calls exactly, not those of a host process calling
+    the same library; --by process splits them between the two processes."""
     check(shutil.which("podman") and shutil.which("runc"), "podman and runc are not installed (scripts/deps)")
     with driver_image() as image, tempfile.TemporaryDirectory() as tmp:
         cidfile = os.path.join(tmp, "cid")
         inside = subprocess.Popen(PODMAN_RUN + ["--cidfile", cidfile, "-v", f"{LIB}:/app/{os.path.basename(LIB)}:ro",
                                                 "-e", "LD_LIBRARY_PATH=/app", image,
-                                                "/app/dltest_driver", "--wait", "count", "30000"],
+                                                "/app/dltest_driver", "--wait", "fork", "15000"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         outside = start_waiting_driver(["count", "20000"])
         try:
             line = inside.stdout.readline()
             check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
             cid = open(cidfile).read().strip()
-            prof = start_profiler(["--lib", LIB, "--func", "dlt_add", "--container", cid[:12]])
+            prof = start_profiler(["--lib", LIB, "--func", "dlt_add", "--container", cid[:12], "--by", "process"])
             drive(inside)
             drive(outside)
             doc = stop_profiler(prof)
         finally:
             finish(inside)
             finish(outside)
-    check(calls_of(doc, "dlt_add") == 30000, f"--container {cid[:12]}: {calls_of(doc, 'dlt_add')} calls, want 30000")
+    rows = [f for f in doc["functions"] if f["name"] == "dlt_add"]
+    per_pid = {f["pid"]: f["calls"] for f in rows}
+    check(sum(per_pid.values()) == 30000, f"--container {cid[:12]}: {per_pid} calls, want 30000 in all")
+    check(len(per_pid) == 2 and set(per_pid.values()) == {15000},
+          f"--container {cid[:12]} --by process: {per_pid}, want two processes of 15000 calls")
 
 
 @modes("session", "multi")
