@@ -46,6 +46,7 @@ struct agent {
 	char *events[DLPROF_MAX_EVENTS];	/* copies: the registry outlives the sessions */
 	size_t nr_events;
 	int sig_fd;
+	int stats_fd;			/* held: the kernel counts the programs' run time (bpf_stats) */
 	double next_tick;
 };
 
@@ -167,12 +168,12 @@ static int make_registry(struct agent *a)
 	return 0;
 }
 
-static void tick(struct agent *a)
+static void tick(struct agent *a, bool final)
 {
 	int ret;
 
 	if (a->prof) {
-		ret = agent_profile__tick(a->prof, mono_s());
+		ret = agent_profile__tick(a->prof, mono_s(), final);
 		if (ret) {
 			a->self.errors++;
 			agent_log("error", "what=read msg=\"%s\"", strerror(-ret));
@@ -187,7 +188,7 @@ static void reload(struct agent *a)
 	agent_log("reload", "libs=%zu", a->o->sel.libs.cnt);
 	a->self.reloads++;
 	if (a->prof)
-		agent_profile__tick(a->prof, mono_s());
+		agent_profile__tick(a->prof, mono_s(), true);
 	stop_profile(a);
 	metrics_registry__rebase(a->reg);
 	if (start_profile(a))
@@ -238,7 +239,7 @@ static int loop(struct agent *a)
 		}
 		now = mono_s();
 		if (now >= a->next_tick || (a->prof && agent_profile__over_budget(a->prof, now)))
-			tick(a);
+			tick(a, false);
 	}
 }
 
@@ -251,11 +252,13 @@ static void agent_free(struct agent *a)
 		free(a->events[e]);
 	if (a->sig_fd >= 0)
 		close(a->sig_fd);
+	if (a->stats_fd >= 0)
+		close(a->stats_fd);
 }
 
 int agent_run(const struct agent_opts *o)
 {
-	struct agent a = { .o = o, .sig_fd = -1 };
+	struct agent a = { .o = o, .sig_fd = -1, .stats_fd = -1 };
 	char msg[512];
 	int ret, status = 1;
 
@@ -264,6 +267,15 @@ int agent_run(const struct agent_opts *o)
 		agent_log("error", "what=preflight msg=\"%s\"", msg);
 		return 1;
 	}
+	/*
+	 * The budget weighs the probes by their measured run time. An fd from
+	 * BPF_ENABLE_STATS (kernel 5.8) counts only while held, and leaves
+	 * the kernel.bpf_stats_enabled sysctl alone.
+	 */
+	a.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (a.stats_fd < 0)
+		agent_log("warning", "what=bpf_stats msg=\"cannot enable BPF run-time stats (%s): the budget uses the default cost per call\"",
+			  strerror(errno));
 	a.sig_fd = open_signals();
 	if (a.sig_fd < 0)
 		return 1;
@@ -283,10 +295,10 @@ int agent_run(const struct agent_opts *o)
 	ret = make_registry(&a);
 	if (ret)
 		goto cleanup;
-	tick(&a);
+	tick(&a, false);
 	ret = loop(&a);
 	/* The flush: the last counts read and served before the probes go. */
-	tick(&a);
+	tick(&a, true);
 	agent_log("flush", "series=%zu folded=%llu", metrics_registry__exposed(a.reg),
 		  (unsigned long long)metrics_registry__folded(a.reg));
 	status = ret ? 1 : 0;

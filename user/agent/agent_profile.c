@@ -11,8 +11,19 @@
 #include "agent/duration_buckets.h"
 #include "probe/session.h"
 
-/* A sampled function's cost is the window's, or decays this much per window: a quiet spell does not relink at once. */
-#define SAMPLED_COST_DECAY 0.9
+/*
+ * A sampled function's cost is its last window's, or what it was, halved
+ * every this many seconds: a quiet spell between bursts does not bring it
+ * back into the links (and the next burst out of them, with a gap each time).
+ */
+#define SAMPLED_COST_HALF_LIFE_S 60.0
+/*
+ * A window measures a function while the probes slow its callers down (a
+ * hot function's rate then drops many times over): it cannot tell that
+ * the function became cheap. Sampled functions stay sampled this long
+ * before their window's cost may bring them back.
+ */
+#define SAMPLED_HOLD_S 120.0
 /* The cheap check of the probes' run time only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
 
@@ -26,6 +37,7 @@ struct func_state {
 	struct series_values win0;	/* kernel totals when the open window began */
 	struct series_values est;	/* the sampled series: extrapolated */
 	double covered_until;		/* the sampled series accounts for the time up to here */
+	double sampled_since;
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
 };
 
@@ -41,6 +53,7 @@ struct agent_profile {
 	bool *plan;			/* scratch: budget output */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
 	struct session_links *window;	/* open sampling window */
+	double window_open_t;		/* before its attach */
 	double window_t0, window_end, next_window;
 	struct budget_plan bplan;
 	struct agent_profile_stats st;
@@ -149,6 +162,7 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 		if (ret)
 			return ret;
 		if (to_sample[i]) {
+			fs->sampled_since = now;
 			fs->at_sample = v;
 			fs->covered_until = now;
 			if (fs->sampled_id < 0)
@@ -168,6 +182,8 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 		agent_log("error", "msg=\"%s\"", err);
 	return ret;
 }
+
+static int close_window(struct agent_profile *p);
 
 static void log_budget(const struct agent_profile *p)
 {
@@ -201,8 +217,9 @@ static int plan_budget(struct agent_profile *p, double now)
 	for (size_t i = 0; i < p->n; i++) {
 		p->cost[i] = p->fs[i].cost_ns_per_s;
 		p->plan[i] = p->fs[i].sampled;
+		p->mask[i] = p->fs[i].sampled && now - p->fs[i].sampled_since < SAMPLED_HOLD_S;
 	}
-	budget_decide(&p->o.budget, p->cost, p->plan, p->n, &p->bplan);
+	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
 	if (!p->bplan.changed)
 		return 0;
@@ -215,14 +232,17 @@ static int plan_budget(struct agent_profile *p, double now)
 	return ret;
 }
 
-int agent_profile__tick(struct agent_profile *p, double now)
+int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
 	double dt = now - p->last_tick;
 	uint64_t total = 0;
 	int ret;
 
+	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
+	if (p->window && !final)
+		return 0;
 	if (p->window)
-		return 0;	/* a window's reads and the exact ones must not interleave: next tick */
+		close_window(p);
 	ret = session__read_calls(p->s, p->calls);
 	if (ret)
 		return ret;
@@ -254,7 +274,7 @@ int agent_profile__tick(struct agent_profile *p, double now)
 	p->last_tick = now;
 	p->fast_t = now;
 	p->fast_run_ns = p->st.probe_run_ns;
-	if (p->o.budget_on)
+	if (p->o.budget_on && !final)
 		ret = plan_budget(p, now);
 	metrics_registry__settle(p->reg);
 	return ret;
@@ -300,9 +320,9 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		/* The window's calls stand for every call since the series was last brought up to date. */
 		k = (now - fs->covered_until) / span;
 		add_scaled_diff(&fs->est, &v, &fs->win0, k);
-		fs->covered_until = now;
 		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * p->st.call_cost_ns,
-					 fs->cost_ns_per_s * SAMPLED_COST_DECAY);
+					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
+		fs->covered_until = now;
 		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
 	}
 	return 0;
@@ -315,6 +335,7 @@ static int open_window(struct agent_profile *p, double now)
 
 	for (size_t i = 0; i < p->n; i++)
 		p->mask[i] = p->fs[i].sampled;
+	p->window_open_t = mono_s();
 	p->window = session__links_attach(p->s, p->mask, err, sizeof(err));
 	if (!p->window) {
 		agent_log("error", "what=window msg=\"%s\"", err);
@@ -337,6 +358,9 @@ static int close_window(struct agent_profile *p)
 	p->window = NULL;
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_t0;
+	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
+	if (p->bplan.duty > 0)
+		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / p->bplan.duty;
 	metrics_registry__settle(p->reg);
 	return ret;
 }

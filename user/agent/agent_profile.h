@@ -58,8 +58,8 @@ struct agent_profile;
 /* Resolve, load, attach. NULL with a one-line message in err. */
 struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
 					   char *err, size_t err_sz);
-/* Read the aggregates into the registry's series; re-plan the budget. 0 or -errno. */
-int agent_profile__tick(struct agent_profile *p, double now);
+/* Read the aggregates into the registry's series; re-plan the budget unless final. 0 or -errno. */
+int agent_profile__tick(struct agent_profile *p, double now, bool final);
 /* Cheap (one syscall per program): the probes cost more than the budget since the last look. */
 bool agent_profile__over_budget(struct agent_profile *p, double now);
 /* Opens or closes a sampling window when due; the time of the next one (or +inf). */

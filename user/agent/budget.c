@@ -44,13 +44,14 @@ static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, 
 }
 
 /* Room to spare: the cheapest sampled functions go back into the links. */
-static bool restore(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled)
+static bool restore(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
+		    const bool *held)
 {
 	double exact = exact_cost(cost, sampled, n);
 	bool changed = false;
 
 	for (size_t k = n; k-- > 0;) {
-		if (!sampled[r[k].i])
+		if (!sampled[r[k].i] || (held && held[r[k].i]))
 			continue;
 		if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
 			break;
@@ -61,7 +62,8 @@ static bool restore(const struct budget_opts *o, const struct ranked *r, size_t 
 	return changed;
 }
 
-void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, size_t n, struct budget_plan *p)
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
+		   struct budget_plan *p)
 {
 	struct ranked *r = calloc(n ?: 1, sizeof(*r));
 	double left;
@@ -73,7 +75,7 @@ void budget_decide(const struct budget_opts *o, const double *cost, bool *sample
 		qsort(r, n, sizeof(*r), by_cost_desc);
 		p->changed = shed(o, r, n, cost, sampled);
 		if (!p->changed)
-			p->changed = restore(o, r, n, cost, sampled);
+			p->changed = restore(o, r, n, cost, sampled, held);
 		free(r);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -35,11 +35,13 @@ struct budget_plan {
  * Decide from cost[i] (n functions) and the current sampled[i], updated in
  * place. Over budget, the costliest functions are sampled until the rest
  * costs at most BUDGET_TARGET of it; a sampled function returns to the
- * links only when it fits under BUDGET_RETURN (hysteresis: relinking
- * costs a gap, so the set does not flap).
+ * links only when it fits under BUDGET_RETURN and held[i] (NULL: none)
+ * is false (hysteresis: relinking costs a gap, so the set does not flap).
  */
-#define BUDGET_TARGET 0.8
-#define BUDGET_RETURN 0.5
-void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, size_t n, struct budget_plan *p);
+/* Half the budget stays for the sampling windows: they say what the sampled functions do. */
+#define BUDGET_TARGET 0.5
+#define BUDGET_RETURN 0.3
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
+		   struct budget_plan *p);
 
 #endif /* DLPROF_AGENT_BUDGET_H */
