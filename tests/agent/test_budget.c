@@ -26,27 +26,30 @@ static void test_under_budget_changes_nothing(void **state)
 
 static void test_over_budget_sheds_the_costliest(void **state)
 {
-	double cost[] = { 5, 400, 60, 0, 30 };
-	bool sampled[5] = {};
+	double cost[] = { 1, 400, 60, 0, 30, 2.5 };
+	bool sampled[6] = {};
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, 5, &p);
+	budget_decide(&opts, cost, sampled, NULL, 6, &p);
 	assert_true(p.changed);
-	/* 495 > 100: shed 400 (95 left, above the target 50), then 60 (35 left). */
-	assert_true(sampled[1] && sampled[2]);
-	assert_false(sampled[0] || sampled[3] || sampled[4]);
-	assert_true(p.exact_ns_per_s == 35);
-	assert_true(p.sampled_ns_per_s == 460);
-	/* (100 - 35) / 460 of the time in windows. */
-	assert_true(p.duty > 0.1412 && p.duty < 0.1414);
-	assert_true(p.period_s > 0.70 && p.period_s < 0.71);
+	/*
+	 * 493.5 > 100: shed 400 (93.5 left, above the target 50), then 60
+	 * (33.5); 30 and 2.5 cost more than the floor (2% of 100): they go too.
+	 */
+	assert_true(sampled[1] && sampled[2] && sampled[4] && sampled[5]);
+	assert_false(sampled[0] || sampled[3]);
+	assert_true(p.exact_ns_per_s == 1);
+	assert_true(p.sampled_ns_per_s == 492.5);
+	/* (100 - 1) / 492.5 of the time in windows, capped at max_duty. */
+	assert_true(p.duty == opts.max_duty);
+	assert_true(p.period_s > 0.49 && p.period_s < 0.51);
 	assert_true(p.expected_ns_per_s <= opts.budget_ns_per_s + 1e-9);
 }
 
 static void test_duty_bounds(void **state)
 {
-	double cost[] = { 1e6, 45 };
+	double cost[] = { 1e6, 1.5 };	/* 1.5: under the floor, it stays */
 	bool sampled[2] = {};
 	struct budget_plan p;
 

@@ -109,6 +109,7 @@ static int start_profile(struct agent *a)
 			.max_duty = MAX_DUTY,
 		},
 		.trap_ns = trap_ns(),
+		.verbose = o->verbose,
 	};
 	struct agent_profile_stats st;
 	char err[512];

@@ -298,6 +298,9 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 
 static int read_window_totals(struct agent_profile *p, bool start, double now)
 {
+	double seen = 0, top = 0;
+	const char *top_name = "-";
+
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
 		struct series_values v;
@@ -319,12 +322,20 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 			continue;
 		/* The window's calls stand for every call since the series was last brought up to date. */
 		k = (now - fs->covered_until) / span;
+		seen += v.calls - fs->win0.calls;
+		if (v.calls - fs->win0.calls > top) {
+			top = v.calls - fs->win0.calls;
+			top_name = f.func;
+		}
 		add_scaled_diff(&fs->est, &v, &fs->win0, k);
 		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * p->st.call_cost_ns,
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
 		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
 	}
+	if (!start && p->o.verbose)
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f top=%s top_calls=%.0f", p->bplan.nr_sampled,
+			  (now - p->window_t0) * 1e3, seen, top_name, top);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct agent_profile_opts {
 	bool budget_on;
 	struct budget_opts budget;
 	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */
+	int verbose;			/* > 0: a log line per sampling window too */
 };
 
 /* What the agent tells about itself (dlprof_agent_* metrics). */

@@ -33,7 +33,9 @@ static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, 
 
 	if (exact <= o->budget_ns_per_s)
 		return false;
-	for (size_t k = 0; k < n && exact > o->budget_ns_per_s * BUDGET_TARGET && r[k].cost > 0; k++) {
+	for (size_t k = 0; k < n && r[k].cost > 0; k++) {
+		if (exact <= o->budget_ns_per_s * BUDGET_TARGET && r[k].cost <= o->budget_ns_per_s * BUDGET_SHED_FLOOR)
+			break;
 		if (sampled[r[k].i])
 			continue;
 		sampled[r[k].i] = true;

@@ -41,6 +41,13 @@ struct budget_plan {
 /* Half the budget stays for the sampling windows: they say what the sampled functions do. */
 #define BUDGET_TARGET 0.5
 #define BUDGET_RETURN 0.3
+/*
+ * Shedding also takes every function that costs more than this share of
+ * the budget: while the costliest are probed, the program runs many times
+ * slower and the next ones look cheap; once those go, they would follow one
+ * tier at a time, each with a relink (bench/agent_budget.py saw four).
+ */
+#define BUDGET_SHED_FLOOR 0.02
 void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
 		   struct budget_plan *p);
 
