@@ -224,8 +224,9 @@ static int plan_budget(struct agent_profile *p, double now)
 	if (!p->bplan.changed)
 		return 0;
 	ret = relink(p, p->plan, now);
+	session__totals(p->s, &p->tot);
 	p->st.sampled = p->bplan.nr_sampled;
-	p->st.attached = session__nr_funcs(p->s) - p->bplan.nr_sampled;
+	p->st.attached = p->tot.functions_attached;
 	log_budget(p);
 	/* The first window soon: the sampled series start from a measurement. */
 	p->next_window = now;
@@ -263,13 +264,7 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * p->st.call_cost_ns;
 		fs->last_calls = p->calls[i];
 	}
-	{
-		uint64_t before = p->last_run_ns;
-
-		update_call_cost(p, total);
-		if (dt > 0)
-			p->st.measured_ns_per_s = (double)(p->st.probe_run_ns - before) / dt;
-	}
+	update_call_cost(p, total);
 	session__read_totals(p->s, &p->tot);
 	p->last_tick = now;
 	p->fast_t = now;

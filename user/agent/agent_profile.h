@@ -51,7 +51,6 @@ struct agent_profile_stats {
 	double call_cost_ns;		/* the per-call cost the budget uses now */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */
-	double measured_ns_per_s;	/* what the probes cost over the last interval */
 };
 
 struct agent_profile;

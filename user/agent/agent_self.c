@@ -78,6 +78,8 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	      "Estimated cost of one probed call: the trap's part and the programs' measured time", p->call_cost_ns / 1e9);
 	gauge(b, "dlprof_agent_relinks_total", "counter", "Times the links were re-created to follow the budget",
 	      (double)p->relinks);
+	gauge(b, "dlprof_agent_relink_seconds_total", "counter", "Time spent re-creating the links (reads, detach, attach)",
+	      p->relink_s_total);
 	gauge(b, "dlprof_agent_relink_gap_seconds_total", "counter",
 	      "Time without links while they were re-created: calls then were not seen", p->relink_gap_s_total);
 	gauge(b, "dlprof_agent_sampling_windows_total", "counter", "Sampling windows opened", (double)p->windows);

@@ -28,6 +28,15 @@ static bool reserve(struct prom_buf *b, size_t more)
 	return true;
 }
 
+static void put(struct prom_buf *b, const char *s, size_t len)
+{
+	if (!reserve(b, len))
+		return;
+	memcpy(b->data + b->len, s, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+}
+
 void prom_buf_free(struct prom_buf *b)
 {
 	free(b->data);
@@ -36,13 +45,20 @@ void prom_buf_free(struct prom_buf *b)
 
 void prom_printf(struct prom_buf *b, const char *fmt, ...)
 {
+	char small[128];
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
-	if (n < 0 || !reserve(b, (size_t)n))
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(small)) {
+		put(b, small, (size_t)n);
+		return;
+	}
+	if (!reserve(b, (size_t)n))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
@@ -50,17 +66,20 @@ void prom_printf(struct prom_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/* Runs of plain bytes copied whole: a scrape of thousands of series is mostly label values. */
 static void put_escaped(struct prom_buf *b, const char *s, bool quotes)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			prom_printf(b, "\\\\");
-		else if (*s == '\n')
-			prom_printf(b, "\\n");
-		else if (*s == '"' && quotes)
-			prom_printf(b, "\\\"");
-		else
-			prom_printf(b, "%c", *s);
+	const char *special = quotes ? "\\\n\"" : "\\\n";
+
+	while (*s) {
+		size_t plain = strcspn(s, special);
+
+		put(b, s, plain);
+		s += plain;
+		if (!*s)
+			break;
+		put(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\", 2);
+		s++;
 	}
 }
 
@@ -105,9 +124,11 @@ void prom_value(struct prom_buf *b, double v)
 
 static void put_label(struct prom_buf *b, bool *first, const char *name, const char *value)
 {
-	prom_printf(b, "%s%s=\"", *first ? "{" : ",", name);
+	put(b, *first ? "{" : ",", 1);
+	put(b, name, strlen(name));
+	put(b, "=\"", 2);
 	prom_escape_value(b, value);
-	prom_printf(b, "\"");
+	put(b, "\"", 1);
 	*first = false;
 }
 
@@ -116,15 +137,13 @@ void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *
 {
 	bool first = true;
 
-	prom_printf(b, "%s", name);
+	put(b, name, strlen(name));
 	for (size_t i = 0; i < nr_labels; i++)
 		if (labels[i].value)
 			put_label(b, &first, labels[i].name, labels[i].value);
 	if (extra_name)
 		put_label(b, &first, extra_name, extra_value);
-	if (!first)
-		prom_printf(b, "}");
-	prom_printf(b, " ");
+	put(b, first ? " " : "} ", first ? 1 : 2);
 	prom_value(b, value);
-	prom_printf(b, "\n");
+	put(b, "\n", 1);
 }

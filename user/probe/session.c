@@ -573,6 +573,29 @@ void session__free(struct session *s)
 	free(s);
 }
 
+/* All functions' per-CPU calls in one syscall (BPF_MAP_LOOKUP_BATCH, kernel 5.6): 0, or -errno to go one by one. */
+static int read_calls_batch(const struct session *s, int ncpu, uint64_t *calls)
+{
+	__u32 n = (__u32)s->table.nr_funcs, count = n, out_batch;
+	__u32 *keys = calloc(n ?: 1, sizeof(*keys));
+	__u64 *values = calloc((size_t)(n ?: 1) * (size_t)ncpu, sizeof(*values));
+	int ret = keys && values ? 0 : -ENOMEM;
+
+	if (!ret && n && bpf_map_lookup_batch(s->maps.calls_fd, NULL, &out_batch, keys, values, &count, NULL) &&
+	    errno != ENOENT)
+		ret = -errno;
+	if (!ret && count != n)
+		ret = -EAGAIN;
+	for (__u32 i = 0; i < n && !ret; i++) {
+		calls[keys[i]] = 0;
+		for (int c = 0; c < ncpu; c++)
+			calls[keys[i]] += values[(size_t)i * (size_t)ncpu + (size_t)c];
+	}
+	free(keys);
+	free(values);
+	return ret;
+}
+
 int session__read_calls(const struct session *s, uint64_t *calls)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -581,6 +604,8 @@ int session__read_calls(const struct session *s, uint64_t *calls)
 
 	if (ncpu <= 0)
 		return ncpu ?: -EINVAL;
+	if (!read_calls_batch(s, ncpu, calls))
+		return 0;
 	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
 	if (!per_cpu)
 		return -ENOMEM;
