@@ -260,7 +260,8 @@ def test_agent_environment_fallbacks():
 def test_agent_podman_pod_labels():
     """A podman container set up like a Kubernetes pod (its cgroup under a kubepods pod
     parent, the pod's hostname, a service-account namespace file): --container gives
-    its series the container id, pod and namespace labels, and counts only its calls."""
+    its series the container id, pod and namespace labels, and counts only its calls;
+    when it stops, the agent logs it, keeps the counts and /healthz says 503."""
     from cgroup_test import PODMAN_RUN, driver_image
     if not (shutil.which("podman") and shutil.which("runc")):
         raise Skip("podman and runc are not installed (scripts/deps)")
@@ -292,9 +293,15 @@ def test_agent_podman_pod_labels():
                 check(len(labels) == 1 and want in labels[0] and 'pod="web-7d9c8b6f5-x2x4z"' in labels[0]
                       and 'namespace="shop"' in labels[0], f"labels: {labels}")
                 check(f"pod_uid={uid}" in a.text() and "event=discovery" in a.text(), f"log: {a.text()}")
-                a.stop()
+                # The container stops: its cgroup goes, the agent says so and is not healthy until it is back.
+                finish(inside)
+                a.wait_health(503, timeout=20)
+                check("event=target_gone" in a.text(), f"log: {a.text()}")
+                check(calls(a.metrics(), "dlt_add") == 30000, "the counts did not survive the target")
+                check(a.stop() == 0, f"exit {a.p.returncode}")
         finally:
-            finish(inside)
+            if inside.poll() is None:
+                finish(inside)
             finish(outside)
             subprocess.run(["sh", "-c", f"rmdir /sys/fs/cgroup/unified/kubepods/besteffort/pod{uid} "
                             "/sys/fs/cgroup/unified/kubepods/besteffort /sys/fs/cgroup/unified/kubepods"],

@@ -35,6 +35,8 @@
 #define MAX_DUTY 0.2
 /* How often the probes' run time is checked between reads, to react before the next refresh. */
 #define FAST_CHECK_S 0.05
+/* Without probes (a reload failed, the target went away), the agent tries again this often. */
+#define RETRY_S 10.0
 
 struct agent {
 	const struct agent_opts *o;
@@ -48,6 +50,7 @@ struct agent {
 	int sig_fd;
 	int stats_fd;			/* held: the kernel counts the programs' run time (bpf_stats) */
 	double next_tick;
+	double next_retry;		/* while nothing is attached */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -184,17 +187,35 @@ static void tick(struct agent *a, bool final)
 	a->next_tick = mono_s() + a->o->refresh_s;
 }
 
-static void reload(struct agent *a)
+/* Probes out (counts kept), then in again as the options say now. */
+static void restart(struct agent *a)
 {
-	agent_log("reload", "libs=%zu", a->o->sel.libs.cnt);
-	a->self.reloads++;
 	if (a->prof)
 		agent_profile__tick(a->prof, mono_s(), true);
 	stop_profile(a);
 	metrics_registry__rebase(a->reg);
 	if (start_profile(a))
 		a->self.errors++;
+	a->next_retry = mono_s() + RETRY_S;
 	publish(a);
+}
+
+static void reload(struct agent *a)
+{
+	agent_log("reload", "libs=%zu", a->o->sel.libs.cnt);
+	a->self.reloads++;
+	restart(a);
+}
+
+/* A target cgroup removed (its container stopped): its probes count nothing any more. */
+static bool target_gone(struct agent *a)
+{
+	for (size_t i = 0; a->prof && i < a->target.cgroups.cnt; i++)
+		if (access(a->target.cgroups.items[i], F_OK) && errno == ENOENT) {
+			agent_log("target_gone", "cgroup=%s", a->target.cgroups.items[i]);
+			return true;
+		}
+	return false;
 }
 
 static int open_signals(void)
@@ -239,6 +260,8 @@ static int loop(struct agent *a)
 			return 0;
 		}
 		now = mono_s();
+		if (now >= a->next_tick && (target_gone(a) || (!a->prof && now >= a->next_retry)))
+			restart(a);
 		if (now >= a->next_tick || (a->prof && agent_profile__over_budget(a->prof, now)))
 			tick(a, false);
 	}
