@@ -190,12 +190,18 @@ static void tick(struct agent *a, bool final)
 /* Probes out (counts kept), then in again as the options say now. */
 static void restart(struct agent *a)
 {
+	char old_container[K8S_CONTAINER_ID_MAX + 1];
+
+	snprintf(old_container, sizeof(old_container), "%s", a->target.labelled ? a->target.meta.ids.container_id : "");
 	if (a->prof)
 		agent_profile__tick(a->prof, mono_s(), true);
 	stop_profile(a);
 	metrics_registry__rebase(a->reg);
 	if (start_profile(a))
 		a->self.errors++;
+	/* Another container now (a restart is a new id): the old one's series go, before any new one is made. */
+	if (a->prof && strcmp(old_container, a->target.labelled ? a->target.meta.ids.container_id : ""))
+		metrics_registry__clear(a->reg);
 	a->next_retry = mono_s() + RETRY_S;
 	publish(a);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/agent_log.h"
 #include "agent/agent_profile.h"
@@ -54,6 +55,9 @@ struct agent_profile {
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
 	struct session_links *window;	/* open sampling window */
 	double window_open_t;		/* before its attach */
+	double window_sys0;		/* the machine's kernel time at the window's start (s) */
+	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
+	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	double window_t0, window_end, next_window;
 	struct budget_plan bplan;
 	struct agent_profile_stats st;
@@ -70,6 +74,50 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The machine's kernel time so far (system, irq, softirq; USER_HZ ticks of
+ * /proc/stat), in seconds; < 0 when unreadable. A probe's trap and program
+ * run in the kernel: a window's extra kernel time is what its probes cost,
+ * whatever instruction they sit on (emulated, single-stepped).
+ */
+static double kernel_cpu_s(void)
+{
+	unsigned long long user, nice, sys, idle, iowait, irq, softirq;
+	FILE *f = fopen("/proc/stat", "re");
+	double v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+		   &softirq) == 7)
+		v = (double)(sys + irq + softirq) / (double)sysconf(_SC_CLK_TCK);
+	fclose(f);
+	return v;
+}
+
+/* The cost of a call in a window, from the kernel time the window added over the time before it. */
+#define WINDOW_BASELINE_S 0.5
+static void measure_window_cost(struct agent_profile *p, double t1, double calls)
+{
+	double sys1 = kernel_cpu_s(), span = t1 - p->window_t0, base_rate, extra;
+
+	/* The time before the window is the baseline: too short a one is a tick's noise. */
+	if (sys1 < 0 || p->window_sys0 < 0 || p->last_sys < 0 || p->window_t0 - p->last_sys_t < WINDOW_BASELINE_S ||
+	    calls < 1000)
+		goto out;
+	base_rate = (p->window_sys0 - p->last_sys) / (p->window_t0 - p->last_sys_t);
+	extra = (sys1 - p->window_sys0) - base_rate * span;
+	if (extra <= 0)
+		goto out;
+	/* Ticks are coarse (10 ms): a running mean over the windows. */
+	p->sampled_call_ns = p->sampled_call_ns > 0 ? 0.7 * p->sampled_call_ns + 0.3 * extra * 1e9 / calls
+						    : extra * 1e9 / calls;
+	p->st.sampled_call_cost_ns = p->sampled_call_ns;
+out:
+	p->last_sys = sys1;
+	p->last_sys_t = t1;
 }
 
 static const char *base_name(const char *path)
@@ -175,6 +223,9 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	for (size_t i = 0; i < p->n; i++)
 		p->mask[i] = !p->fs[i].sampled;
 	ret = session__relink(p->s, p->mask, &gap_ms, err, sizeof(err));
+	/* The links changed: the kernel time before now is no baseline for the next window. */
+	p->last_sys = kernel_cpu_s();
+	p->last_sys_t = mono_s();
 	p->st.relinks++;
 	p->st.relink_gap_s_total += gap_ms / 1e3;
 	p->st.relink_s_total += mono_s() - t0;
@@ -228,8 +279,8 @@ static int plan_budget(struct agent_profile *p, double now)
 	p->st.sampled = p->bplan.nr_sampled;
 	p->st.attached = p->tot.functions_attached;
 	log_budget(p);
-	/* The first window soon: the sampled series start from a measurement. */
-	p->next_window = now;
+	/* The first window soon (after a baseline): the sampled series start from a measurement. */
+	p->next_window = mono_s() + WINDOW_BASELINE_S;
 	return ret;
 }
 
@@ -293,15 +344,27 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 
 static int read_window_totals(struct agent_profile *p, bool start, double now)
 {
-	double seen = 0, top = 0;
+	double seen = 0, top = 0, span = now - p->window_t0, call_ns = p->st.call_cost_ns;
 	const char *top_name = "-";
+	int ret;
 
+	if (!start) {
+		/* All the window's calls first (one batch read): what a call cost in it. */
+		ret = session__read_calls(p->s, p->calls);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < p->n; i++)
+			if (p->fs[i].sampled)
+				seen += (double)p->calls[i] - p->fs[i].win0.calls;
+		measure_window_cost(p, now, seen);
+		if (p->sampled_call_ns > 0)
+			call_ns = p->sampled_call_ns;
+	}
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
 		struct series_values v;
 		struct func_profile f;
-		double span, k;
-		int ret;
+		double k;
 
 		if (!fs->sampled)
 			continue;
@@ -312,25 +375,23 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 			fs->win0 = v;
 			continue;
 		}
-		span = now - p->window_t0;
 		if (span <= 0)
 			continue;
-		/* The window's calls stand for every call since the series was last brought up to date. */
-		k = (now - fs->covered_until) / span;
-		seen += v.calls - fs->win0.calls;
 		if (v.calls - fs->win0.calls > top) {
 			top = v.calls - fs->win0.calls;
 			top_name = f.func;
 		}
+		/* The window's calls stand for every call since the series was last brought up to date. */
+		k = (now - fs->covered_until) / span;
 		add_scaled_diff(&fs->est, &v, &fs->win0, k);
-		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * p->st.call_cost_ns,
+		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * call_ns,
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
 		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
 	}
 	if (!start && p->o.verbose)
-		agent_log("window", "functions=%zu ms=%.1f calls=%.0f top=%s top_calls=%.0f", p->bplan.nr_sampled,
-			  (now - p->window_t0) * 1e3, seen, top_name, top);
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f",
+			  p->bplan.nr_sampled, span * 1e3, seen, call_ns, top_name, top);
 	return 0;
 }
 
@@ -349,6 +410,7 @@ static int open_window(struct agent_profile *p, double now)
 		return -errno;
 	}
 	p->window_t0 = mono_s();
+	p->window_sys0 = kernel_cpu_s();
 	ret = read_window_totals(p, true, p->window_t0);
 	p->window_end = p->window_t0 + p->o.budget.window_s;
 	p->next_window = p->window_t0 + p->bplan.period_s;
@@ -459,7 +521,8 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.attach_s = p->tot.attach_ms / 1e3;
 	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
 	p->st.call_cost_ns = o->trap_ns * 2;	/* until the programs' time is measured */
-	p->last_tick = p->fast_t = mono_s();
+	p->last_tick = p->fast_t = p->last_sys_t = mono_s();
+	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
 	p->fast_run_ns = p->last_run_ns;
 	return p;

@@ -49,6 +49,7 @@ struct agent_profile_stats {
 	uint64_t dropped;		/* calls counted but not timed, orphan returns: kernel-side losses */
 	uint64_t orphan_returns;
 	double call_cost_ns;		/* the per-call cost the budget uses now */
+	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */
 };

@@ -76,6 +76,9 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	      p->budget_ns_per_s > 0 ? p->expected_ns_per_s / p->budget_ns_per_s : 0);
 	gauge(b, "dlprof_agent_call_cost_seconds", "gauge",
 	      "Estimated cost of one probed call: the trap's part and the programs' measured time", p->call_cost_ns / 1e9);
+	gauge(b, "dlprof_agent_sampled_call_cost_seconds", "gauge",
+	      "Cost of one call of the sampled functions, measured: the kernel time their windows added, per call",
+	      p->sampled_call_cost_ns / 1e9);
 	gauge(b, "dlprof_agent_relinks_total", "counter", "Times the links were re-created to follow the budget",
 	      (double)p->relinks);
 	gauge(b, "dlprof_agent_relink_seconds_total", "counter", "Time spent re-creating the links (reads, detach, attach)",

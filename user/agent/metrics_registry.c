@@ -195,6 +195,14 @@ void metrics_registry__settle(struct metrics_registry *r)
 	}
 }
 
+void metrics_registry__clear(struct metrics_registry *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		series_free(&r->series[i]);
+	r->nr = 0;
+	r->exposed = 0;
+}
+
 size_t metrics_registry__exposed(const struct metrics_registry *r)
 {
 	return r->exposed;

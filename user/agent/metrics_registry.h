@@ -59,6 +59,12 @@ void metrics_registry__rebase(struct metrics_registry *r);
  * were more active; the others are folded.
  */
 void metrics_registry__settle(struct metrics_registry *r);
+/*
+ * Forget every series (the target they described is gone): memory stays
+ * bounded however often containers come and go. The next scrape shows
+ * none of them; Prometheus marks them stale.
+ */
+void metrics_registry__clear(struct metrics_registry *r);
 size_t metrics_registry__exposed(const struct metrics_registry *r);
 uint64_t metrics_registry__folded(const struct metrics_registry *r);
 /* The function families into b. */
