@@ -4,7 +4,7 @@
 sha256` with every export of libcrypto.so.3 probed system-wide.
 
     sudo bench/agent_budget.py [--build build] [--seconds 2] [--runs 5]
-                               [--max-overhead PCT] [--top 10] [--long 60]
+                               [--max-overhead PCT] [--top 10] [--long 120]
 
 In one invocation:
   truth      the CLI probes every libcrypto export full time on one run of
@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import socket
 import statistics
 import subprocess
@@ -60,9 +61,19 @@ def parse_speed(out, seconds):
     return int(r.group(1)), int(r.group(1)) * 64 / seconds
 
 
+def children_cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def speed(seconds, prefix=()):
+    """(digests, bytes/s of wall time, bytes per CPU second of openssl). The second
+    does not move with the other load of a shared VM: the probes' traps are
+    openssl's own (system) CPU time, other processes' are not."""
+    cpu0 = children_cpu_s()
     p = subprocess.run(list(prefix) + speed_cmd(seconds), capture_output=True, text=True, check=True)
-    return parse_speed(p.stdout + p.stderr, seconds)
+    digests, bps = parse_speed(p.stdout + p.stderr, seconds)
+    return digests, bps, digests * 64 / (children_cpu_s() - cpu0)
 
 
 def free_port():
@@ -167,7 +178,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--seconds", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--long", type=int, default=60)
+    ap.add_argument("--long", type=int, default=120)
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--max-overhead", default=None, help="the agent's budget (default: its own default)")
     a = ap.parse_args()
@@ -178,18 +189,23 @@ def main():
     per_digest, probed_rate, truth_bps = truth(dlprof, lib, a.seconds)
     probed_before = probed_rate
     hottest = sorted(per_digest, key=per_digest.get, reverse=True)[:a.top]
-    base = [speed(a.seconds)[1] for _ in range(a.runs)]
+    base_runs = [speed(a.seconds) for _ in range(a.runs)]
 
     agent = start_agent(dlprof, lib, port, a.max_overhead)
     try:
-        cold = speed(a.seconds)[1]
-        under = [speed(a.seconds)[1] for _ in range(a.runs)]
+        cold_run = speed(a.seconds)
+        under_runs = [speed(a.seconds) for _ in range(a.runs)]
         rates, digests_per_s, long_bps, nr_snaps = rates_during(port, a.long)
         after = scrape(port)
     finally:
         agent.terminate()
         _, log = agent.communicate(timeout=120)
-    base += [speed(a.seconds)[1] for _ in range(a.runs)]
+    base_runs += [speed(a.seconds) for _ in range(a.runs)]
+    base = [r[1] for r in base_runs]
+    under = [r[1] for r in under_runs]
+    cold = cold_run[1]
+    base_cpu = statistics.median(r[2] for r in base_runs)
+    under_cpu = statistics.median(r[2] for r in under_runs)
     # Probed rates move with the machine's load (shared VMs): measured before and after, averaged.
     _, probed_after, _ = truth(dlprof, lib, a.seconds)
     probed_rate = {fn: (probed_before[fn] + probed_after.get(fn, probed_before[fn])) / 2 for fn in probed_before}
@@ -213,6 +229,10 @@ def main():
         "baseline_bytes_per_s": round(b), "probed_full_bytes_per_s": round(truth_bps),
         "agent_cold_bytes_per_s": round(cold), "agent_bytes_per_s": round(u),
         "throughput_loss": round(1 - u / b, 4), "cold_loss": round(1 - cold / b, 4),
+        "baseline_bytes_per_cpu_s": round(base_cpu), "agent_bytes_per_cpu_s": round(under_cpu),
+        "cpu_throughput_loss": round(1 - under_cpu / base_cpu, 4),
+        "cold_cpu_loss": round(1 - cold_run[2] / base_cpu, 4),
+        "base_spread": round((max(base) - min(base)) / b, 4),
         "long_run_loss": round(1 - long_bps / b, 4),
         "budget_ratio": metric(after, "dlprof_agent_budget_ratio"),
         "sampled_functions": metric(after, 'dlprof_agent_functions{state="sampled"}'),
@@ -229,6 +249,9 @@ def main():
     print(f"  unprobed {b / 1e6:8.1f} MB/s   all exports full time {truth_bps / 1e6:6.1f} MB/s")
     print(f"  agent    {u / 1e6:8.1f} MB/s   loss {res['throughput_loss']:.1%}   (first run, cold: "
           f"{cold / 1e6:.1f} MB/s, loss {res['cold_loss']:.1%}; {a.long} s run: loss {res['long_run_loss']:.1%})")
+    print(f"  per CPU second of openssl (the load of other processes cancels out): unprobed "
+          f"{base_cpu / 1e6:.1f} MB, agent {under_cpu / 1e6:.1f} MB, loss {res['cpu_throughput_loss']:.1%} "
+          f"(cold run: {res['cold_cpu_loss']:.1%}); unprobed wall runs spread {res['base_spread']:.0%}")
     print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_snaps} windows inside); "
           f"the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
     print(f"  {'function':32s} {'agent':>9s} {'all probed':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "

@@ -279,8 +279,12 @@ static int plan_budget(struct agent_profile *p, double now)
 	p->st.sampled = p->bplan.nr_sampled;
 	p->st.attached = p->tot.functions_attached;
 	log_budget(p);
-	/* The first window soon (after a baseline): the sampled series start from a measurement. */
-	p->next_window = mono_s() + WINDOW_BASELINE_S;
+	/*
+	 * Not sooner than a baseline from now, and not sooner than planned: a
+	 * newly sampled function's series covers the time from now at its first
+	 * window, whenever that is, and windows out of plan would cost above it.
+	 */
+	p->next_window = fmax(p->next_window, mono_s() + WINDOW_BASELINE_S);
 	return ret;
 }
 
