@@ -15,4 +15,8 @@ out=$(grep -ln '#include "probe/\|#include "cmd/' elf/* trace/* model/* util/*)
 [ -z "$out" ] || bad "elf/, trace/, model/, util/ include probe/ or cmd/: $out"
 out=$(grep -h '#include "' util/* | grep -v '"util/')
 [ -z "$out" ] || bad "util/ includes outside util/: $out"
+out=$(grep -ln '#include "cmd/' agent/*)
+[ -z "$out" ] || bad "agent/ includes cmd/: $out"
+out=$(grep -rln --include='*.[ch]' '#include "agent/' . | grep -v '^\./cmd/\|^\./agent/')
+[ -z "$out" ] || bad "only cmd/ includes agent/: $out"
 exit $fail

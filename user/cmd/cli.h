@@ -24,12 +24,15 @@ enum cli_cmd {
 	CLI_DUMP = 1 << 4,
 	CLI_EXPORT = 1 << 5,
 	CLI_TOP = 1 << 6,
+	CLI_AGENT = 1 << 7,
 };
 #define CLI_PROFILE (CLI_LIVE | CLI_RECORD)
 /* What selects and drives a profile: live, record and top share it. */
 #define CLI_TARGET (CLI_PROFILE | CLI_TOP)
 #define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP | CLI_EXPORT)
-#define CLI_ALL (CLI_TARGET | CLI_READ)
+#define CLI_ALL (CLI_TARGET | CLI_READ | CLI_AGENT)
+/* The options the agent shares with the profiling commands (top too): what to probe, and where. */
+#define CLI_PROBING (CLI_TARGET | CLI_AGENT)
 
 struct profile_opts {
 	struct str_list libs;		/* --lib */
@@ -69,6 +72,12 @@ struct profile_opts {
 	const char *weight;		/* export --weight: wall, oncpu or an event name; NULL: wall */
 	enum trace_compression comp;	/* merge --compress */
 	int comp_level;
+	/* agent only (docs/agent.md); environment fallbacks are the agent's */
+	const char *listen;		/* --listen ADDR:PORT; NULL: DLPROF_AGENT_LISTEN or the default */
+	double max_overhead_pct;	/* --max-overhead: percent of one CPU; 0: not given */
+	bool no_budget;			/* --max-overhead off */
+	long max_series;		/* --max-series; 0: not given */
+	double refresh_s;		/* --refresh: how often the metrics are read; 0: not given */
 };
 
 #define RINGBUF_BYTES_DEFAULT (16u << 20)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cmd_agent.h"
 #include "cmd/commands.h"
 #include "cmd/cmd_top.h"
 #include "cmd/live.h"
@@ -32,6 +33,8 @@ static const struct command commands[] = {
 	  "one line per recorded call, in time order (--csv)" },
 	{ "export", CLI_EXPORT, cmd_export, "export DIR|FILE.dlt [--format perfetto|folded] [--weight WHAT] [-o FILE]",
 	  "a recorded trace for other tools: Perfetto's timeline, flame graphs" },
+	{ "agent", CLI_AGENT, cmd_agent, "agent --lib LIB [--lib LIB2 ...] [--func GLOB] [--exclude GLOB] [--container ID] [--cgroup PATH] [--listen ADDR:PORT] [--max-overhead PCT] [--max-series N]",
+	  "run as a node agent: Prometheus /metrics and /healthz, an overhead budget (docs/agent.md)" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -731,3 +731,199 @@ void session__free(struct session *s)
 			close(s->pidfds[i]);
 	free(s);
 }
+
+/* All functions' per-CPU calls in one syscall (BPF_MAP_LOOKUP_BATCH, kernel 5.6): 0, or -errno to go one by one. */
+static int read_calls_batch(const struct session *s, int ncpu, uint64_t *calls)
+{
+	__u32 n = (__u32)s->table.nr_funcs, count = n, out_batch;
+	__u32 *keys = calloc(n ?: 1, sizeof(*keys));
+	__u64 *values = calloc((size_t)(n ?: 1) * (size_t)ncpu, sizeof(*values));
+	int ret = keys && values ? 0 : -ENOMEM;
+
+	if (!ret && n && bpf_map_lookup_batch(s->maps.calls_fd, NULL, &out_batch, keys, values, &count, NULL) &&
+	    errno != ENOENT)
+		ret = -errno;
+	if (!ret && count != n)
+		ret = -EAGAIN;
+	for (__u32 i = 0; i < n && !ret; i++) {
+		calls[keys[i]] = 0;
+		for (int c = 0; c < ncpu; c++)
+			calls[keys[i]] += values[(size_t)i * (size_t)ncpu + (size_t)c];
+	}
+	free(keys);
+	free(values);
+	return ret;
+}
+
+int session__read_calls(const struct session *s, uint64_t *calls)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *per_cpu;
+	int ret = 0;
+
+	if (ncpu <= 0)
+		return ncpu ?: -EINVAL;
+	if (!read_calls_batch(s, ncpu, calls))
+		return 0;
+	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	for (__u32 id = 0; id < s->table.nr_funcs && !ret; id++) {
+		if (bpf_map_lookup_elem(s->maps.calls_fd, &id, per_cpu)) {
+			ret = -errno;
+			break;
+		}
+		calls[id] = 0;
+		for (int c = 0; c < ncpu; c++)
+			calls[id] += per_cpu[c];
+	}
+	free(per_cpu);
+	return ret;
+}
+
+int session__read_func(const struct session *s, size_t func, struct func_profile *f, __u64 *hist)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	const struct probe_table *t = &s->table;
+	struct func_stats *stats = malloc(sizeof(*stats));
+	__u64 *per_cpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per_cpu)) : NULL;
+	__u32 id = (__u32)func;
+	uint64_t calls = 0;
+	int ret = 0;
+
+	if (!stats || !per_cpu)
+		ret = -ENOMEM;
+	else if (func >= t->nr_funcs)
+		ret = -EINVAL;
+	/* Stats before calls: every return read here had its entry counted before. */
+	else if (bpf_map_lookup_elem(s->maps.stats_fd, &id, stats) ||
+		 bpf_map_lookup_elem(s->maps.calls_fd, &id, per_cpu))
+		ret = -errno;
+	if (!ret) {
+		for (int c = 0; c < ncpu; c++)
+			calls += per_cpu[c];
+		f->lib = t->libs[t->funcs[id].lib].file->display;
+		f->func = t->funcs[id].demangled ?: t->funcs[id].name;
+		f->mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
+		f->entry_only = t->funcs[id].entry_only;
+		func_summary_build(&f->s, stats, calls);
+		if (hist)
+			memcpy(hist, stats->hist, sizeof(stats->hist));
+	}
+	free(stats);
+	free(per_cpu);
+	return ret;
+}
+
+int session__read_totals(struct session *s, struct session_totals *tot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct dlprof_diag *per_cpu, diag;
+	int ret;
+
+	if (ncpu <= 0)
+		return ncpu ?: -EINVAL;
+	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	ret = kernel_diag_read(&s->maps, per_cpu);
+	if (!ret) {
+		kernel_diag_sum(per_cpu, ncpu, &diag);
+		s->tot.orphan_returns = diag.orphan_returns;
+		s->tot.unwind_slots = diag.unwind_slots;
+		s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+	}
+	free(per_cpu);
+	*tot = s->tot;
+	return ret;
+}
+
+void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs)
+{
+	kernel_probe_runtime(&s->maps, run_ns, runs);
+}
+
+/* The functions with on[i], library by library, into a; kernel refusals counted in *skipped. */
+static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t *skipped)
+{
+	const struct probe_table *t = &s->table;
+	uint64_t *offs = calloc(t->nr_funcs ?: 1, sizeof(*offs));
+	uint64_t *cookies = calloc(t->nr_funcs ?: 1, sizeof(*cookies));
+	int ret = offs && cookies ? 0 : -ENOMEM;
+
+	for (size_t l = 0; l < t->nr_libs && !ret; l++) {
+		const struct probe_lib *lib = &t->libs[l];
+		struct attach_skip *skips = NULL;
+		size_t n = 0, nr_skips = 0;
+
+		for (size_t i = lib->first_func; i < lib->first_func + lib->nr_funcs; i++)
+			if (on[i]) {
+				offs[n] = t->offsets[i];
+				cookies[n++] = t->cookies[i];
+			}
+		if (!n)
+			continue;
+		ret = attacher__attach_file(a, lib->file->path, offs, cookies, n, &skips, &nr_skips);
+		*skipped += nr_skips;
+		free(skips);
+	}
+	free(offs);
+	free(cookies);
+	return ret;
+}
+
+int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz)
+{
+	struct attach_progs progs = probe_progs(s);
+	double t0 = now_s();
+	size_t skipped = 0;
+	int ret;
+
+	/* Closed before the new links exist: both at once would count a call twice. */
+	attacher__free(s->attacher);
+	s->attacher = attacher__new(s->mode, &progs, 0);
+	if (!s->attacher)
+		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
+	ret = attach_subset(s, s->attacher, on, &skipped);
+	if (!ret && (s->unwind_fix || s->opts.unwind_unsafe))
+		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
+	*gap_ms = (now_s() - t0) * 1e3;
+	if (ret)
+		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
+	s->tot.functions_attached = attacher__nr_attached(s->attacher);
+	return 0;
+}
+
+struct session_links {
+	struct attacher *attacher;
+};
+
+struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz)
+{
+	struct attach_progs progs = probe_progs(s);
+	struct session_links *l = calloc(1, sizeof(*l));
+	size_t skipped = 0;
+	int ret;
+
+	if (!l || !(l->attacher = attacher__new(s->mode, &progs, 0))) {
+		fail(err, err_sz, 0, "cannot prepare the attach: %s", strerror(errno));
+		free(l);
+		return NULL;
+	}
+	ret = attach_subset(s, l->attacher, on, &skipped);
+	if (ret) {
+		fail(err, err_sz, ret, "cannot attach: %s", attach_strerror(ret));
+		session__links_free(l);
+		errno = -ret;
+		return NULL;
+	}
+	return l;
+}
+
+void session__links_free(struct session_links *l)
+{
+	if (!l)
+		return;
+	attacher__free(l->attacher);
+	free(l);
+}

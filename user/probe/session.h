@@ -188,4 +188,29 @@ int session__finish_records(struct session *s);
 /* NULL-safe. A command still held before exec is killed, never left a zombie. */
 void session__free(struct session *s);
 
+/*
+ * A front end that keeps a budget (the agent) moves functions in and out
+ * of the links while the session runs; the aggregates stay in the same
+ * maps, indexed by function, so nothing counted before is lost.
+ */
+/* The entries of every function (calls[i], session__nr_funcs() entries), summed over CPUs. */
+int session__read_calls(const struct session *s, uint64_t *calls);
+/* One function's aggregates, and its raw log-linear histogram (HIST_BUCKETS entries) unless hist is NULL. */
+int session__read_func(const struct session *s, size_t func, struct func_profile *f, __u64 *hist);
+/* The totals with the kernel's diagnostics read now, without the functions' aggregates. */
+int session__read_totals(struct session *s, struct session_totals *tot);
+/* Time in the probe programs and their runs so far (counted while BPF stats are enabled). */
+void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs);
+/*
+ * Re-create the main links with only the functions whose on[i] is true
+ * (session__nr_funcs() entries): the old links are closed first, so no call
+ * is counted twice; calls during the swap (*gap_ms) are not seen.
+ */
+int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz);
+/* Links of their own for the functions with on[i], beside the main ones (sampling windows). */
+struct session_links;
+struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz);
+/* Closes them (waits for the kernel); NULL-safe. */
+void session__links_free(struct session_links *l);
+
 #endif /* DLPROF_PROBE_SESSION_H */

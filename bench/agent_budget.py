@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The agent's overhead budget on the issue's case: `openssl speed -bytes 64
+sha256` with every export of libcrypto.so.3 probed system-wide.
+
+    sudo bench/agent_budget.py [--build build] [--seconds 2] [--runs 5]
+                               [--max-overhead PCT] [--top 10] [--long 120]
+
+In one invocation:
+  truth      the CLI probes every libcrypto export full time on one run of
+             openssl speed: calls per digest of each function;
+  baseline   openssl speed unprobed (before and after the agent), bytes/s;
+  agent      the agent on all of libcrypto under its budget (the default
+             unless --max-overhead): one cold run (the agent learns the
+             costly functions), then --runs runs, bytes/s; throughput loss;
+  rates      one --long seconds run under the agent: the call rates its
+             metrics show (exact and sampled series together, between two
+             scrapes taken as sampling windows close inside the run) for the
+             --top hottest functions, against: the rate of a run with every
+             export probed full time (before and after the agent, averaged:
+             the load of a shared VM moves it), the ratio to the hottest
+             function against calls per digest (load cancels out), and calls
+             per digest x the digests per second of this run (what the
+             program really did: probes in a window slow the calls they
+             count, see docs/agent.md).
+
+Prints a table and one JSON line (bench/README.md).
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+def speed_cmd(seconds):
+    return ["openssl", "speed", "-mr", "-seconds", str(seconds), "-bytes", "64", "sha256"]
+
+
+def libcrypto():
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    m = re.search(r"libcrypto\.so\.3 .*=> (\S+)", out)
+    if not m:
+        sys.exit("libcrypto.so.3 not found (apt-get install libssl3)")
+    return m.group(1)
+
+
+def parse_speed(out, seconds):
+    """(digests, bytes per second of wall time) from openssl speed -mr. Its own +F figure
+    divides by the process's user time: the time the kernel spends in the probes' traps
+    is system time and would not show there. The run lasts -seconds of wall time (alarm)."""
+    r = re.search(r"^\+R:(\d+):sha256:", out, re.M)
+    if not r:
+        sys.exit(f"cannot read openssl speed's output: {out!r}")
+    return int(r.group(1)), int(r.group(1)) * 64 / seconds
+
+
+def children_cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def speed(seconds, prefix=()):
+    """(digests, bytes/s of wall time, bytes per CPU second of openssl). The second
+    does not move with the other load of a shared VM: the probes' traps are
+    openssl's own (system) CPU time, other processes' are not."""
+    cpu0 = children_cpu_s()
+    p = subprocess.run(list(prefix) + speed_cmd(seconds), capture_output=True, text=True, check=True)
+    digests, bps = parse_speed(p.stdout + p.stderr, seconds)
+    return digests, bps, digests * 64 / (children_cpu_s() - cpu0)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def scrape(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        return r.read().decode()
+
+
+def calls_by_function(text):
+    """Every series of dlprof_calls_total summed per function (exact + sampled)."""
+    calls = {}
+    for line in text.splitlines():
+        m = re.match(r'dlprof_calls_total\{([^}]*)\} (\S+)$', line)
+        if not m:
+            continue
+        fn = re.search(r'function="([^"]*)"', m.group(1)).group(1)
+        calls[fn] = calls.get(fn, 0.0) + float(m.group(2))
+    return calls
+
+
+def metric(text, name):
+    m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def probed_run(dlprof, lib, seconds):
+    """Every export probed full time by the CLI with the default events, as the agent probes:
+    (calls of each function, digests, bytes/s)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "truth.json")
+        p = subprocess.run([dlprof, "--lib", lib, "--json", "-o", out, "--"] + speed_cmd(seconds),
+                           capture_output=True, text=True, check=True)
+        digests, bps = parse_speed(p.stdout + p.stderr, seconds)
+        with open(out) as f:
+            doc = json.load(f)
+    return {fn["name"]: fn["calls"] for fn in doc["functions"] if fn["calls"]}, digests, bps
+
+
+def truth(dlprof, lib, seconds):
+    """Calls per digest of each function, from two probed runs (seconds and 2 x seconds):
+    the difference leaves out what openssl calls once, at start and exit. And the calls
+    per second of a probed run: calls per digest x its digests per second."""
+    c1, d1, _ = probed_run(dlprof, lib, seconds)
+    c2, d2, bps = probed_run(dlprof, lib, 2 * seconds)
+    per_digest = {fn: (c2[fn] - c1.get(fn, 0)) / (d2 - d1) for fn in c2 if c2[fn] > c1.get(fn, 0)}
+    per_s = {fn: n * d2 / (2 * seconds) for fn, n in per_digest.items()}
+    return per_digest, per_s, bps
+
+
+def rates_during(port, seconds):
+    """openssl speed for seconds under the agent; the agent's call rates between the
+    first and the last sampling window closed inside the run, and the run's digests/s."""
+    run = subprocess.Popen(speed_cmd(seconds), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t_start = time.time()
+    snaps = []
+    last_windows = None
+    while run.poll() is None:
+        text = scrape(port)
+        w = metric(text, "dlprof_agent_sampling_windows_total")
+        if last_windows is not None and w != last_windows:
+            snaps.append((time.time(), calls_by_function(text)))
+        last_windows = w
+        time.sleep(0.1)
+    digests, bps = parse_speed(run.stdout.read(), seconds)
+    # The first window closed in the run still extrapolates back before it: start at the second.
+    inside = [sn for sn in snaps if sn[0] > t_start + 0.5][1:]
+    if len(inside) < 2:
+        sys.exit(f"fewer than 3 sampling windows in the {seconds} s run: run longer (--long)")
+    (ta, ca), (tb, cb) = inside[0], inside[-1]
+    rates = {fn: (cb.get(fn, 0.0) - ca.get(fn, 0.0)) / (tb - ta) for fn in cb}
+    return rates, digests / seconds, bps, len(inside)
+
+
+def start_agent(dlprof, lib, port, max_overhead):
+    args = [dlprof, "agent", "--lib", lib, "--listen", f"127.0.0.1:{port}"]
+    if max_overhead:
+        args += ["--max-overhead", max_overhead]
+    agent = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                if r.status == 200:
+                    return agent
+        except OSError:
+            pass
+        if agent.poll() is not None:
+            sys.exit(f"agent exited: {agent.stderr.read()}")
+        time.sleep(0.2)
+    sys.exit("agent did not attach in 120 s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--seconds", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--long", type=int, default=120)
+    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--max-overhead", default=None, help="the agent's budget (default: its own default)")
+    a = ap.parse_args()
+    dlprof = os.path.join(a.build, "user", "dlprof-bpf")
+    lib = libcrypto()
+    port = free_port()
+
+    per_digest, probed_rate, truth_bps = truth(dlprof, lib, a.seconds)
+    probed_before = probed_rate
+    hottest = sorted(per_digest, key=per_digest.get, reverse=True)[:a.top]
+    base_runs = [speed(a.seconds) for _ in range(a.runs)]
+
+    agent = start_agent(dlprof, lib, port, a.max_overhead)
+    try:
+        cold_run = speed(a.seconds)
+        under_runs = [speed(a.seconds) for _ in range(a.runs)]
+        rates, digests_per_s, long_bps, nr_snaps = rates_during(port, a.long)
+        after = scrape(port)
+    finally:
+        agent.terminate()
+        _, log = agent.communicate(timeout=120)
+    base_runs += [speed(a.seconds) for _ in range(a.runs)]
+    base = [r[1] for r in base_runs]
+    under = [r[1] for r in under_runs]
+    cold = cold_run[1]
+    base_cpu = statistics.median(r[2] for r in base_runs)
+    under_cpu = statistics.median(r[2] for r in under_runs)
+    # Probed rates move with the machine's load (shared VMs): measured before and after, averaged.
+    _, probed_after, _ = truth(dlprof, lib, a.seconds)
+    probed_rate = {fn: (probed_before[fn] + probed_after.get(fn, probed_before[fn])) / 2 for fn in probed_before}
+
+    rows = []
+    ref = hottest[0]
+    for fn in hottest:
+        real = per_digest[fn] * digests_per_s
+        got = rates.get(fn, 0.0)
+        rows.append({"function": fn, "calls_per_digest": round(per_digest[fn], 3),
+                     "agent_rate": round(got), "probed_rate": round(probed_rate[fn]), "real_rate": round(real),
+                     "error_vs_probed": round(got / probed_rate[fn] - 1, 4),
+                     "probed_spread": round(abs(probed_before[fn] - probed_after.get(fn, 0)) / probed_rate[fn], 4),
+                     # calls of fn per call of the hottest, against calls per digest: the load cancels out
+                     "ratio_error": round((got / rates[ref]) / (per_digest[fn] / per_digest[ref]) - 1, 4)
+                     if rates.get(ref) else None,
+                     "error_vs_real": round(got / real - 1, 4)})
+    named = sorted(rates, key=rates.get, reverse=True)[:a.top]
+    b, u = statistics.median(base), statistics.median(under)
+    res = {
+        "baseline_bytes_per_s": round(b), "probed_full_bytes_per_s": round(truth_bps),
+        "agent_cold_bytes_per_s": round(cold), "agent_bytes_per_s": round(u),
+        "throughput_loss": round(1 - u / b, 4), "cold_loss": round(1 - cold / b, 4),
+        "baseline_bytes_per_cpu_s": round(base_cpu), "agent_bytes_per_cpu_s": round(under_cpu),
+        "cpu_throughput_loss": round(1 - under_cpu / base_cpu, 4),
+        "cold_cpu_loss": round(1 - cold_run[2] / base_cpu, 4),
+        "base_spread": round((max(base) - min(base)) / b, 4),
+        "long_run_loss": round(1 - long_bps / b, 4),
+        "budget_ratio": metric(after, "dlprof_agent_budget_ratio"),
+        "sampled_functions": metric(after, 'dlprof_agent_functions{state="sampled"}'),
+        "agent_cpu_s": metric(after, "dlprof_agent_cpu_seconds_total"),
+        "windows": metric(after, "dlprof_agent_sampling_windows_total"),
+        "relink_gap_s": metric(after, "dlprof_agent_relink_gap_seconds_total"),
+        "top": rows,
+        "top_named_by_agent": len(set(named) & set(hottest)),
+        "max_abs_error_vs_probed": max(abs(r["error_vs_probed"]) for r in rows),
+        "max_abs_ratio_error": max(abs(r["ratio_error"]) for r in rows if r["ratio_error"] is not None),
+        "max_abs_error_vs_real": max(abs(r["error_vs_real"]) for r in rows),
+    }
+    print(f"openssl speed -bytes 64 sha256, {a.seconds} s runs, medians of {a.runs}:")
+    print(f"  unprobed {b / 1e6:8.1f} MB/s   all exports full time {truth_bps / 1e6:6.1f} MB/s")
+    print(f"  agent    {u / 1e6:8.1f} MB/s   loss {res['throughput_loss']:.1%}   (first run, cold: "
+          f"{cold / 1e6:.1f} MB/s, loss {res['cold_loss']:.1%}; {a.long} s run: loss {res['long_run_loss']:.1%})")
+    print(f"  per CPU second of openssl (the load of other processes cancels out): unprobed "
+          f"{base_cpu / 1e6:.1f} MB, agent {under_cpu / 1e6:.1f} MB, loss {res['cpu_throughput_loss']:.1%} "
+          f"(cold run: {res['cold_cpu_loss']:.1%}); unprobed wall runs spread {res['base_spread']:.0%}")
+    print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_snaps} windows inside); "
+          f"the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
+    print(f"  {'function':32s} {'agent':>9s} {'all probed':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "
+          f"{'real':>12s} {'error':>7s}")
+    for r in rows:
+        print(f"  {r['function']:32s} {r['agent_rate']:>9,} {r['probed_rate']:>10,} {r['probed_spread']:>8.1%} "
+              f"{r['error_vs_probed']:+7.1%} {r['ratio_error']:+9.1%} {r['real_rate']:>12,} {r['error_vs_real']:+7.1%}")
+    print("agent log:\n" + "".join("  " + line + "\n" for line in log.splitlines()[-8:]))
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The overhead budget's decisions: shed the costliest, return with hysteresis, the windows' duty. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "agent/budget.h"
+
+static const struct budget_opts opts = {
+	.budget_ns_per_s = 100, .window_s = 0.1, .min_duty = 0.01, .max_duty = 0.2,
+};
+
+static void test_under_budget_changes_nothing(void **state)
+{
+	double cost[] = { 40, 30, 0 };
+	bool sampled[3] = {};
+	struct budget_plan p;
+
+	(void)state;
+	budget_decide(&opts, cost, sampled, NULL, 3, &p);
+	assert_false(p.changed);
+	assert_int_equal(p.nr_sampled, 0);
+	assert_true(p.expected_ns_per_s == 70);
+}
+
+static void test_over_budget_sheds_the_costliest(void **state)
+{
+	double cost[] = { 1, 400, 60, 0, 30, 2.5 };
+	bool sampled[6] = {};
+	struct budget_plan p;
+
+	(void)state;
+	budget_decide(&opts, cost, sampled, NULL, 6, &p);
+	assert_true(p.changed);
+	/*
+	 * 493.5 > 100: shed 400 (93.5 left, above the target 50), then 60
+	 * (33.5); 30 and 2.5 cost more than the floor (2% of 100): they go too.
+	 */
+	assert_true(sampled[1] && sampled[2] && sampled[4] && sampled[5]);
+	assert_false(sampled[0] || sampled[3]);
+	assert_true(p.exact_ns_per_s == 1);
+	assert_true(p.sampled_ns_per_s == 492.5);
+	/* (100 - 1) / 492.5 of the time in windows, capped at max_duty. */
+	assert_true(p.duty == opts.max_duty);
+	assert_true(p.period_s > 0.49 && p.period_s < 0.51);
+	assert_true(p.expected_ns_per_s <= opts.budget_ns_per_s + 1e-9);
+}
+
+static void test_duty_bounds(void **state)
+{
+	double cost[] = { 1e6, 1.5 };	/* 1.5: under the floor, it stays */
+	bool sampled[2] = {};
+	struct budget_plan p;
+
+	(void)state;
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	assert_true(sampled[0] && !sampled[1]);
+	assert_true(p.duty == opts.min_duty);
+	assert_true(p.period_s == 10);
+}
+
+static void test_return_with_hysteresis_unless_held(void **state)
+{
+	double cost[] = { 20, 45 };
+	bool sampled[2] = { true, false };
+	bool held[2] = { true, false };
+	struct budget_plan p;
+
+	(void)state;
+	/* 45 + 20 > 30 (BUDGET_RETURN): it stays sampled, held or not. */
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	assert_false(p.changed);
+	assert_true(sampled[0]);
+	cost[1] = 5;
+	budget_decide(&opts, cost, sampled, held, 2, &p);
+	assert_false(p.changed);
+	assert_true(sampled[0]);
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	assert_true(p.changed);
+	assert_false(sampled[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_under_budget_changes_nothing),
+		cmocka_unit_test(test_over_budget_sheds_the_costliest),
+		cmocka_unit_test(test_duty_bounds),
+		cmocka_unit_test(test_return_with_hysteresis_unless_held),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

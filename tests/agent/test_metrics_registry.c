@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The series registry: label sets, --max-series folding, rebase, exposition. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent/metrics_registry.h"
+
+static const char *const events[] = { "page-faults" };
+
+static long series(struct metrics_registry *r, const char *fn, double calls)
+{
+	struct series_labels l = { .lib = "libz.so.1", .function = fn };
+	struct series_values v = { .calls = calls };
+	long id = metrics_registry__series(r, &l);
+
+	assert_true(id >= 0);
+	metrics_registry__set(r, id, &v);
+	return id;
+}
+
+static char *render(struct metrics_registry *r, struct prom_buf *b)
+{
+	prom_buf_free(b);
+	metrics_registry__render(r, b);
+	assert_false(b->failed);
+	return b->data;
+}
+
+static void test_same_labels_same_series(void **state)
+{
+	struct metrics_registry *r = metrics_registry__new(10, events, 1);
+	struct series_labels a = { .lib = "l", .function = "f" }, b = a, c = a;
+
+	(void)state;
+	c.sampled = true;
+	assert_int_equal(metrics_registry__series(r, &a), metrics_registry__series(r, &b));
+	assert_int_not_equal(metrics_registry__series(r, &a), metrics_registry__series(r, &c));
+	b.pod = "p";
+	assert_int_not_equal(metrics_registry__series(r, &a), metrics_registry__series(r, &b));
+	metrics_registry__free(r);
+}
+
+static void test_folding_keeps_the_most_active(void **state)
+{
+	struct metrics_registry *r = metrics_registry__new(3, events, 1);	/* 2 series + __other__ */
+	struct prom_buf b = {};
+	long busy;
+	char *t;
+
+	(void)state;
+	busy = series(r, "busy", 1000);
+	series(r, "quiet", 1);
+	series(r, "middle", 10);
+	metrics_registry__settle(r);
+	/* No room for "middle": it is more active than "quiet", which is folded. */
+	assert_int_equal(metrics_registry__exposed(r), 2);
+	assert_int_equal(metrics_registry__folded(r), 1);
+	t = render(r, &b);
+	assert_non_null(strstr(t, "dlprof_calls_total{lib=\"libz.so.1\",function=\"busy\"} 1000\n"));
+	assert_non_null(strstr(t, "function=\"middle\"} 10\n"));
+	assert_null(strstr(t, "function=\"quiet\""));
+	assert_non_null(strstr(t, "dlprof_calls_total{lib=\"__other__\",function=\"__other__\"} 1\n"));
+
+	/* Activity is what happened since the last settle: "middle" was idle, "burst" takes its place. */
+	metrics_registry__set(r, busy, &(struct series_values){ .calls = 1100 });
+	series(r, "burst", 500);
+	metrics_registry__settle(r);
+	assert_int_equal(metrics_registry__exposed(r), 2);
+	assert_int_equal(metrics_registry__folded(r), 2);
+	t = render(r, &b);
+	assert_non_null(strstr(t, "function=\"burst\"} 500\n"));
+	assert_non_null(strstr(t, "function=\"busy\"} 1100\n"));
+	assert_null(strstr(t, "function=\"middle\""));
+	/* Folded series stay counted: __other__ only grows. */
+	assert_non_null(strstr(t, "dlprof_calls_total{lib=\"__other__\",function=\"__other__\"} 11\n"));
+	prom_buf_free(&b);
+	metrics_registry__free(r);
+}
+
+static void test_rebase_continues_counters(void **state)
+{
+	struct metrics_registry *r = metrics_registry__new(10, events, 1);
+	struct prom_buf b = {};
+	long id;
+
+	(void)state;
+	id = series(r, "f", 70);
+	metrics_registry__settle(r);
+	metrics_registry__rebase(r);
+	metrics_registry__set(r, id, &(struct series_values){ .calls = 5 });
+	assert_non_null(strstr(render(r, &b), "function=\"f\"} 75\n"));
+	prom_buf_free(&b);
+	metrics_registry__free(r);
+}
+
+static void test_histogram_and_events_of_timed_series(void **state)
+{
+	struct metrics_registry *r = metrics_registry__new(10, events, 1);
+	struct series_labels l = { .lib = "l", .function = "f", .container = "c0ffee", .sampled = true };
+	struct series_values v = { .calls = 4, .timed = true, .duration_sum_s = 0.5, .oncpu_s = 0.25 };
+	struct prom_buf b = {};
+	long id = metrics_registry__series(r, &l);
+	char *t;
+
+	(void)state;
+	for (size_t k = 0; k < DURATION_BUCKETS; k++)
+		v.duration_le[k] = k < 2 ? 1 : 3;
+	v.events[0] = 7;
+	metrics_registry__set(r, id, &v);
+	metrics_registry__settle(r);
+	t = render(r, &b);
+	assert_non_null(strstr(t, "dlprof_call_duration_seconds_bucket{lib=\"l\",function=\"f\",container=\"c0ffee\",sampled=\"true\",le=\"1.023e-06\"} 1\n"));
+	assert_non_null(strstr(t, "le=\"+Inf\"} 3\n"));
+	assert_non_null(strstr(t, "dlprof_call_duration_seconds_count{lib=\"l\",function=\"f\",container=\"c0ffee\",sampled=\"true\"} 3\n"));
+	assert_non_null(strstr(t, "dlprof_oncpu_seconds_total{lib=\"l\",function=\"f\",container=\"c0ffee\",sampled=\"true\"} 0.25\n"));
+	assert_non_null(strstr(t, "dlprof_event_total{lib=\"l\",function=\"f\",container=\"c0ffee\",sampled=\"true\",event=\"page-faults\"} 7\n"));
+	prom_buf_free(&b);
+	metrics_registry__free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_labels_same_series),
+		cmocka_unit_test(test_folding_keeps_the_most_active),
+		cmocka_unit_test(test_rebase_continues_counters),
+		cmocka_unit_test(test_histogram_and_events_of_timed_series),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""dlprof-bpf agent: the real BPF programs on the test library, real
+processes calling it, /metrics scraped over HTTP and compared with the
+workload's own counts; promtool on a real scrape; signals; --max-series;
+the budget; a podman container set up like a Kubernetes pod.
+Runner and helpers: itest.py."""
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Agent:
+    """The agent in the background on 127.0.0.1:<free port>; its log kept."""
+
+    def __init__(self, args, env=None):
+        self.port = free_port()
+        cmd = [DLPROF, "agent", "--listen", f"127.0.0.1:{self.port}", "--refresh", "0.2"]
+        if ATTACH:
+            cmd += ["--attach", ATTACH]
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.p = subprocess.Popen(cmd + list(args), stderr=self.log, env=env)
+
+    def get(self, path):
+        """(status, body); status 0 while nothing listens."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+        except OSError:
+            return 0, ""
+
+    def wait_health(self, want=200, timeout=60):
+        deadline = time.time() + timeout
+        seen = set()
+        while time.time() < deadline:
+            status, _ = self.get("/healthz")
+            seen.add(status)
+            if status == want:
+                return seen
+            check(self.p.poll() is None, f"agent exited {self.p.returncode}: {self.text()}")
+            time.sleep(0.02)
+        raise AssertionError(f"/healthz never said {want} (saw {seen}): {self.text()}")
+
+    def text(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def metrics(self):
+        status, body = self.get("/metrics")
+        check(status == 200, f"/metrics answered {status}")
+        return body
+
+    def stop(self, sig=signal.SIGTERM):
+        self.p.send_signal(sig)
+        self.p.wait(timeout=60)
+        return self.p.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def samples(text, name):
+    """{labels string: value} of one metric name."""
+    out = {}
+    for m in re.finditer(rf"^{re.escape(name)}(\{{[^}}]*\}})? (\S+)$", text, re.M):
+        out[m.group(1) or ""] = float(m.group(2))
+    return out
+
+
+def calls(text, function, sampled=False):
+    total = 0.0
+    for labels, v in samples(text, "dlprof_calls_total").items():
+        if f'function="{function}"' in labels and ('sampled="true"' in labels) == sampled:
+            total += v
+    return total
+
+
+def wait_value(agent, fn, want, timeout=10):
+    """The metrics until fn(text) == want (the agent reads every --refresh)."""
+    deadline = time.time() + timeout
+    text = ""
+    while time.time() < deadline:
+        text = agent.metrics()
+        if fn(text) == want:
+            return text
+        time.sleep(0.1)
+    raise AssertionError(f"wanted {want}, got {fn(text)}")
+
+
+def run_driver(args):
+    p = subprocess.run([DRIVER] + args, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"driver failed: {p.stderr}")
+    return p
+
+
+@modes("session", "multi", "classic")
+def test_agent_exact_counts_and_histogram():
+    """dlprof_calls_total equals the workload's count; the histogram's count is the timed calls."""
+    with Agent(["--lib", LIB, "--max-overhead", "off"]) as a:
+        a.wait_health()
+        run_driver(["count", "54321"])
+        text = wait_value(a, lambda t: calls(t, "dlt_add"), 54321)
+        buckets = [(float("inf") if le == "+Inf" else float(le), v) for lbl, v in
+                   samples(text, "dlprof_call_duration_seconds_bucket").items()
+                   if 'function="dlt_add"' in lbl for le in re.findall(r'le="([^"]+)"', lbl)]
+        buckets.sort()
+        check(len(buckets) == 14, f"{len(buckets)} buckets, want 13 bounds and +Inf")
+        check(all(b[1] <= c[1] for b, c in zip(buckets, buckets[1:])), f"buckets not cumulative: {buckets}")
+        count = [v for lbl, v in samples(text, "dlprof_call_duration_seconds_count").items() if 'function="dlt_add"' in lbl]
+        check(count == [54321] and buckets[-1][1] == 54321, f"histogram count {count}, +Inf {buckets[-1]}")
+        check(a.stop() == 0, f"SIGTERM: exit {a.p.returncode}: {a.text()}")
+        check("event=attach" in a.text() and "event=flush" in a.text() and "event=detach" in a.text(),
+              f"log lines missing: {a.text()}")
+
+
+@modes("session")
+def test_agent_promtool_clean():
+    """promtool check metrics finds nothing to say on a real scrape."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        raise Skip("promtool missing: scripts/deps installs Debian's prometheus package")
+    with Agent(["--lib", LIB]) as a:
+        a.wait_health()
+        run_driver(["count", "1000"])
+        text = wait_value(a, lambda t: calls(t, "dlt_add"), 1000)
+        p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+        check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
+              f"promtool: rc {p.returncode} {p.stdout} {p.stderr}")
+        status, _ = a.get("/nothing")
+        check(status == 404, f"/nothing answered {status}")
+        a.stop()
+
+
+@modes("session", "multi")
+def test_agent_sighup_reload_and_healthz():
+    """/healthz is 503 while nothing is attached: a reload (SIGHUP) whose library is gone
+    detaches and says so, the next one attaches again; counters continue across reloads."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = os.path.join(tmp, "libdltest.so")
+        shutil.copy(LIB, lib)
+        with Agent(["--lib", lib]) as a:
+            seen = a.wait_health()
+            check(seen <= {0, 503, 200}, f"/healthz answered {seen}")
+            run_driver(["dlopen", lib, "1000"])
+            wait_value(a, lambda t: calls(t, "dlt_add"), 1000)
+            os.rename(lib, lib + ".away")
+            a.p.send_signal(signal.SIGHUP)
+            a.wait_health(503)
+            check("event=reload" in a.text() and ("what=target" in a.text() or "what=attach" in a.text()),
+                  f"no reload error logged: {a.text()}")
+            os.rename(lib + ".away", lib)
+            a.p.send_signal(signal.SIGHUP)
+            a.wait_health(200)
+            run_driver(["dlopen", lib, "500"])
+            text = wait_value(a, lambda t: calls(t, "dlt_add"), 1500)
+            check(samples(text, "dlprof_agent_reloads_total") == {"": 2}, "reloads not counted")
+            check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+@modes("session")
+def test_agent_max_series_folds():
+    """--max-series 3: two function series and __other__; folding counted, no call lost."""
+    with Agent(["--lib", LIB, "--max-series", "3", "--max-overhead", "off"]) as a:
+        a.wait_health()
+        run_driver(["count", "7000"])
+        text = wait_value(a, lambda t: sum(samples(t, "dlprof_calls_total").values()) >= 7000 and
+                          samples(t, "dlprof_agent_series_folded_total").get("", 0) >= 1, True)
+        series = samples(text, "dlprof_calls_total")
+        check(len(series) == 3 and any('function="__other__"' in s for s in series), f"series: {series}")
+        check(calls(text, "dlt_add") == 7000, f"the busiest series was folded: {series}")
+        a.stop()
+
+
+@modes("session")
+def test_agent_budget_samples_hot_function():
+    """A budget far below what a hot loop costs: dlt_add leaves the links, is sampled in
+    windows, and its series says sampled="true"; the log names the budget action."""
+    with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "0.05"]) as a:
+        a.wait_health()
+        d = start_waiting_driver(["count", "2000000"])
+        try:
+            drive(d)
+        finally:
+            finish(d)
+        text = wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}'), 1, timeout=20)
+        check("event=budget" in a.text(), f"no budget line: {a.text()}")
+        check(any('sampled="true"' in s for s in samples(text, "dlprof_calls_total")), "no sampled series")
+        check(calls(text, "dlt_add") > 0, "the exact series lost its calls")
+        a.stop()
+
+
+def agent_error(args, env=None):
+    p = subprocess.run([DLPROF, "agent"] + args, capture_output=True, text=True, timeout=60, env=env)
+    lines = p.stderr.strip().splitlines()
+    return p.returncode, lines
+
+
+@modes("session")
+def test_agent_bad_input():
+    """Bad flags and environment: one line naming the problem, exit 2; a bad library or
+    address: one log line, exit 1; never a crash."""
+    port = str(free_port())
+    for args, env, rc, words in (
+            ([], {}, 2, "no library"),
+            (["--lib", LIB, "--max-overhead", "-3"], {}, 2, "--max-overhead"),
+            (["--lib", LIB, "--max-series", "many"], {}, 2, "--max-series"),
+            (["--lib", LIB, "--listen", ""], {}, 2, "--listen"),
+            (["--lib", LIB, "ls"], {}, 2, "no command"),
+            (["--lib", LIB, "--duration", "3"], {}, 2, "belongs to"),
+            ([], {"DLPROF_AGENT_LIBS": LIB, "DLPROF_AGENT_MAX_SERIES": "1"}, 2, "DLPROF_AGENT_MAX_SERIES"),
+            (["--lib", LIB, "--listen", "999.1.1.1:" + port], {}, 1, "listen"),
+            (["--lib", "/nonexistent/libnothing.so", "--listen", "127.0.0.1:" + port], {}, 1, "libnothing")):
+        rc_got, lines = agent_error(args, env={**os.environ, **env})
+        check(rc_got == rc, f"{args} {env}: exit {rc_got}, want {rc}: {lines}")
+        errors = [ln for ln in lines if "error" in ln or ln.startswith("dlprof-bpf:")]
+        check(len(errors) == 1 and words in errors[0], f"{args} {env}: {lines}")
+
+
+@modes("session")
+def test_agent_environment_fallbacks():
+    """DLPROF_AGENT_LIBS and DLPROF_AGENT_FUNCS stand for --lib and --func; a flag wins."""
+    env = {**os.environ, "DLPROF_AGENT_LIBS": LIB, "DLPROF_AGENT_FUNCS": "dlt_nothing_matches*,dlt_add",
+           "DLPROF_AGENT_MAX_OVERHEAD": "off"}
+    with Agent([], env=env) as a:
+        a.wait_health()
+        run_driver(["count", "300"])
+        text = wait_value(a, lambda t: calls(t, "dlt_add"), 300)
+        check(set(re.findall(r'function="([^"]+)"', "\n".join(samples(text, "dlprof_calls_total")))) == {"dlt_add"},
+              "--func from the environment not applied")
+        a.stop()
+
+
+@modes("session")
+def test_agent_podman_pod_labels():
+    """A podman container set up like a Kubernetes pod (its cgroup under a kubepods pod
+    parent, the pod's hostname, a service-account namespace file): --container gives
+    its series the container id, pod and namespace labels, and counts only its calls;
+    when it stops, the agent logs it, keeps the counts and /healthz says 503."""
+    from cgroup_test import PODMAN_RUN, driver_image
+    if not (shutil.which("podman") and shutil.which("runc")):
+        raise Skip("podman and runc are not installed (scripts/deps)")
+    uid = str(uuid.uuid4())
+    with driver_image() as image, tempfile.TemporaryDirectory() as tmp:
+        cidfile = os.path.join(tmp, "cid")
+        nsfile = os.path.join(tmp, "namespace")
+        with open(nsfile, "w") as f:
+            f.write("shop\n")
+        inside = subprocess.Popen(PODMAN_RUN + [
+            "--cidfile", cidfile, "--cgroup-manager", "cgroupfs",
+            "--cgroup-parent", f"/kubepods/besteffort/pod{uid}", "--hostname", "web-7d9c8b6f5-x2x4z",
+            "-v", f"{nsfile}:/var/run/secrets/kubernetes.io/serviceaccount/namespace:ro",
+            "-v", f"{LIB}:/app/{os.path.basename(LIB)}:ro", "-e", "LD_LIBRARY_PATH=/app", image,
+            "/app/dltest_driver", "--wait", "count", "30000"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        outside = start_waiting_driver(["count", "20000"])
+        try:
+            line = inside.stdout.readline()
+            check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+            cid = open(cidfile).read().strip()
+            with Agent(["--lib", LIB, "--func", "dlt_add", "--container", cid[:12], "--max-overhead", "off"]) as a:
+                a.wait_health()
+                drive(inside)
+                drive(outside)
+                text = wait_value(a, lambda t: calls(t, "dlt_add"), 30000)
+                labels = list(samples(text, "dlprof_calls_total"))
+                want = f'container="{cid}"'
+                check(len(labels) == 1 and want in labels[0] and 'pod="web-7d9c8b6f5-x2x4z"' in labels[0]
+                      and 'namespace="shop"' in labels[0], f"labels: {labels}")
+                check(f"pod_uid={uid}" in a.text() and "event=discovery" in a.text(), f"log: {a.text()}")
+                # The container stops: its cgroup goes, the agent says so and is not healthy until it is back.
+                finish(inside)
+                a.wait_health(503, timeout=20)
+                check("event=target_gone" in a.text(), f"log: {a.text()}")
+                check(calls(a.metrics(), "dlt_add") == 30000, "the counts did not survive the target")
+                check(a.stop() == 0, f"exit {a.p.returncode}")
+        finally:
+            if inside.poll() is None:
+                finish(inside)
+            finish(outside)
+            subprocess.run(["sh", "-c", f"rmdir /sys/fs/cgroup/unified/kubepods/besteffort/pod{uid} "
+                            "/sys/fs/cgroup/unified/kubepods/besteffort /sys/fs/cgroup/unified/kubepods"],
+                           capture_output=True)
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))

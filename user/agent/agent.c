@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent/agent.h"
+#include "agent/agent_log.h"
+#include "agent/agent_profile.h"
+#include "agent/agent_self.h"
+#include "agent/agent_target.h"
+#include "agent/http_server.h"
+#include "agent/metrics_registry.h"
+#include "probe/session.h"
+
+/*
+ * The kernel's part of one probed call, beyond the programs' own time that
+ * bpf_stats measures: the breakpoint trap at an emulated entry instruction
+ * and the return trampoline. Measured on the project's VMs with empty
+ * programs (docs/agent.md, "What it costs"); DLPROF_AGENT_TRAP_NS overrides.
+ */
+#define TRAP_NS_DEFAULT 850.0
+/* Sampling windows: long enough to see a rate, short enough to stay cheap. */
+#define WINDOW_S 0.1
+#define MIN_DUTY 0.002
+#define MAX_DUTY 0.2
+/* How often the probes' run time is checked between reads, to react before the next refresh. */
+#define FAST_CHECK_S 0.05
+/* Without probes (a reload failed, the target went away), the agent tries again this often. */
+#define RETRY_S 10.0
+
+struct agent {
+	const struct agent_opts *o;
+	struct http_server *http;
+	struct metrics_registry *reg;
+	struct agent_profile *prof;
+	struct agent_target target;
+	struct agent_self self;
+	char *events[DLPROF_MAX_EVENTS];	/* copies: the registry outlives the sessions */
+	size_t nr_events;
+	int sig_fd;
+	int stats_fd;			/* held: the kernel counts the programs' run time (bpf_stats) */
+	double next_tick;
+	double next_retry;		/* while nothing is attached */
+};
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level; (void)fmt; (void)args;
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double trap_ns(void)
+{
+	const char *env = getenv("DLPROF_AGENT_TRAP_NS");
+	double v = env ? strtod(env, NULL) : 0;
+
+	return v > 0 ? v : TRAP_NS_DEFAULT;
+}
+
+static void publish(struct agent *a)
+{
+	struct prom_buf b = {};
+
+	if (a->prof)
+		agent_profile__stats(a->prof, &a->self.prof);
+	a->self.series_exposed = metrics_registry__exposed(a->reg);
+	a->self.series_folded = metrics_registry__folded(a->reg);
+	{
+		unsigned long bad;
+
+		http_server__counts(a->http, &a->self.scrapes, &bad);
+	}
+	metrics_registry__render(a->reg, &b);
+	agent_self_render(&a->self, &b);
+	if (b.failed) {
+		prom_buf_free(&b);
+		return;		/* the last good exposition stays */
+	}
+	http_server__publish(a->http, b.data, b.len, a->self.attached);
+}
+
+static int start_profile(struct agent *a)
+{
+	const struct agent_opts *o = a->o;
+	struct agent_profile_opts po = {
+		.sel = o->sel,
+		.attach_mode = o->attach_mode,
+		.events = o->events,
+		.budget_on = !o->no_budget,
+		.budget = {
+			.budget_ns_per_s = o->max_overhead_pct / 100.0 * 1e9,
+			.window_s = WINDOW_S,
+			.min_duty = MIN_DUTY,
+			.max_duty = MAX_DUTY,
+		},
+		.trap_ns = trap_ns(),
+		.verbose = o->verbose,
+	};
+	struct agent_profile_stats st;
+	char err[512];
+	int ret;
+
+	ret = agent_target_resolve(o, &a->target, err, sizeof(err));
+	if (ret) {
+		agent_log("error", "what=target msg=\"%s\"", err);
+		return ret;
+	}
+	po.cgroups = a->target.cgroups.items;
+	po.nr_cgroups = a->target.cgroups.cnt;
+	if (a->target.labelled) {
+		po.container = a->target.meta.ids.container_id;
+		po.pod = a->target.meta.pod[0] ? a->target.meta.pod : NULL;
+		po.namespace = a->target.meta.namespace[0] ? a->target.meta.namespace : NULL;
+	}
+	a->prof = agent_profile__start(&po, a->reg, err, sizeof(err));
+	if (!a->prof) {
+		agent_log("error", "what=attach msg=\"%s\"", err);
+		return -errno;
+	}
+	agent_profile__stats(a->prof, &st);
+	agent_log("attach", "functions=%zu attached=%zu skipped=%zu libs=%zu mode=%s ms=%.1f targets=%zu budget_pct=%g",
+		  st.functions, st.attached, st.skipped, o->sel.libs.cnt, st.attach_mode, st.attach_s * 1e3,
+		  a->target.cgroups.cnt, o->no_budget ? 0 : o->max_overhead_pct);
+	a->self.attached = true;
+	return 0;
+}
+
+static void stop_profile(struct agent *a)
+{
+	double t0 = mono_s();
+
+	if (!a->prof)
+		return;
+	agent_profile__free(a->prof);
+	a->prof = NULL;
+	a->self.attached = false;
+	a->self.last_detach_s = mono_s() - t0;
+	agent_target_free(&a->target);
+}
+
+/* The registry needs the event names before the first session: a first session tells them. */
+static int make_registry(struct agent *a)
+{
+	struct agent_profile_stats st;
+
+	agent_profile__stats(a->prof, &st);
+	for (size_t e = 0; e < st.nr_events; e++) {
+		a->events[e] = strdup(st.events[e]);
+		if (!a->events[e])
+			return -ENOMEM;
+		a->nr_events++;
+	}
+	metrics_registry__set_events(a->reg, (const char *const *)a->events, a->nr_events);
+	return 0;
+}
+
+static void tick(struct agent *a, bool final)
+{
+	int ret;
+
+	if (a->prof) {
+		ret = agent_profile__tick(a->prof, mono_s(), final);
+		if (ret) {
+			a->self.errors++;
+			agent_log("error", "what=read msg=\"%s\"", strerror(-ret));
+		}
+	}
+	publish(a);
+	a->next_tick = mono_s() + a->o->refresh_s;
+}
+
+/* Probes out (counts kept), then in again as the options say now. */
+static void restart(struct agent *a)
+{
+	char old_container[K8S_CONTAINER_ID_MAX + 1];
+
+	snprintf(old_container, sizeof(old_container), "%s", a->target.labelled ? a->target.meta.ids.container_id : "");
+	if (a->prof)
+		agent_profile__tick(a->prof, mono_s(), true);
+	stop_profile(a);
+	metrics_registry__rebase(a->reg);
+	if (start_profile(a))
+		a->self.errors++;
+	/* Another container now (a restart is a new id): the old one's series go, before any new one is made. */
+	if (a->prof && strcmp(old_container, a->target.labelled ? a->target.meta.ids.container_id : ""))
+		metrics_registry__clear(a->reg);
+	a->next_retry = mono_s() + RETRY_S;
+	publish(a);
+}
+
+static void reload(struct agent *a)
+{
+	agent_log("reload", "libs=%zu", a->o->sel.libs.cnt);
+	a->self.reloads++;
+	restart(a);
+}
+
+/* A target cgroup removed (its container stopped): its probes count nothing any more. */
+static bool target_gone(struct agent *a)
+{
+	for (size_t i = 0; a->prof && i < a->target.cgroups.cnt; i++)
+		if (access(a->target.cgroups.items[i], F_OK) && errno == ENOENT) {
+			agent_log("target_gone", "cgroup=%s", a->target.cgroups.items[i]);
+			return true;
+		}
+	return false;
+}
+
+static int open_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Until SIGTERM/SIGINT: reads on the refresh, windows and the cheap budget check between. */
+static int loop(struct agent *a)
+{
+	for (;;) {
+		double now = mono_s(), next = a->next_tick;
+		struct signalfd_siginfo si;
+		/* The signals, and the copies of the libraries that containers bring and take (docs/containers.md). */
+		struct pollfd pfd[2] = { { .fd = a->sig_fd, .events = POLLIN },
+					 { .fd = a->prof ? agent_profile__poll_fd(a->prof) : -1, .events = POLLIN } };
+		int timeout_ms;
+
+		if (a->prof) {
+			double w = agent_profile__windows(a->prof, now);
+
+			if (w < next)
+				next = w;
+			if (!a->o->no_budget && now + FAST_CHECK_S < next)
+				next = now + FAST_CHECK_S;
+		}
+		timeout_ms = next > now ? (int)ceil((next - now) * 1e3) : 0;
+		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+			return -errno;
+		if (a->prof && (pfd[1].revents & POLLIN))
+			agent_profile__drain(a->prof);
+		while (read(a->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				reload(a);
+				continue;
+			}
+			agent_log("stop", "signal=%s", si.ssi_signo == SIGTERM ? "TERM" : "INT");
+			return 0;
+		}
+		now = mono_s();
+		if (now >= a->next_tick && (target_gone(a) || (!a->prof && now >= a->next_retry)))
+			restart(a);
+		if (now >= a->next_tick || (a->prof && agent_profile__over_budget(a->prof, now)))
+			tick(a, false);
+	}
+}
+
+static void agent_free(struct agent *a)
+{
+	stop_profile(a);
+	http_server__free(a->http);
+	metrics_registry__free(a->reg);
+	for (size_t e = 0; e < a->nr_events; e++)
+		free(a->events[e]);
+	if (a->sig_fd >= 0)
+		close(a->sig_fd);
+	if (a->stats_fd >= 0)
+		close(a->stats_fd);
+}
+
+int agent_run(const struct agent_opts *o)
+{
+	struct agent a = { .o = o, .sig_fd = -1, .stats_fd = -1 };
+	char msg[512];
+	int ret, status = 1;
+
+	libbpf_set_print(libbpf_quiet);
+	if (session_preflight(msg, sizeof(msg))) {
+		agent_log("error", "what=preflight msg=\"%s\"", msg);
+		return 1;
+	}
+	/*
+	 * The budget weighs the probes by their measured run time. An fd from
+	 * BPF_ENABLE_STATS (kernel 5.8) counts only while held, and leaves
+	 * the kernel.bpf_stats_enabled sysctl alone.
+	 */
+	a.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (a.stats_fd < 0)
+		agent_log("warning", "what=bpf_stats msg=\"cannot enable BPF run-time stats (%s): the budget uses the default cost per call\"",
+			  strerror(errno));
+	a.sig_fd = open_signals();
+	if (a.sig_fd < 0)
+		return 1;
+	a.http = http_server__start(o->listen, msg, sizeof(msg));
+	if (!a.http) {
+		agent_log("error", "what=listen msg=\"%s\"", msg);
+		goto cleanup;
+	}
+	agent_log("listen", "address=%s port=%u", o->listen, http_server__port(a.http));
+	a.reg = metrics_registry__new((size_t)o->max_series, NULL, 0);
+	if (!a.reg)
+		goto cleanup;
+	/* Before the probes are in, /healthz says 503 and /metrics has nothing to say. */
+	ret = start_profile(&a);
+	if (ret)
+		goto cleanup;
+	ret = make_registry(&a);
+	if (ret)
+		goto cleanup;
+	tick(&a, false);
+	ret = loop(&a);
+	/* The flush: the last counts read and served before the probes go. */
+	tick(&a, true);
+	agent_log("flush", "series=%zu folded=%llu", metrics_registry__exposed(a.reg),
+		  (unsigned long long)metrics_registry__folded(a.reg));
+	status = ret ? 1 : 0;
+cleanup:
+	agent_free(&a);
+	return status;
+}

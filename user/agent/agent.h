@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The node agent: a long-running profile served as Prometheus metrics
+ * (docs/agent.md). Started by "dlprof-bpf agent" (cmd/cmd_agent.c), which
+ * turns flags and environment into these options.
+ */
+#ifndef DLPROF_AGENT_H
+#define DLPROF_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "probe/probe_table.h"
+
+#define AGENT_MAX_OVERHEAD_PCT_DEFAULT 1.0
+#define AGENT_MAX_SERIES_DEFAULT 2000
+#define AGENT_REFRESH_S_DEFAULT 1.0
+
+struct agent_opts {
+	struct probe_selection sel;	/* borrowed */
+	int attach_mode;
+	const char *events;		/* NULL: the default set */
+	char *const *cgroups;		/* --cgroup, as given */
+	size_t nr_cgroups;
+	char *const *containers;	/* --container id prefixes */
+	size_t nr_containers;
+	const char *listen;		/* ADDR:PORT */
+	double max_overhead_pct;	/* of one CPU */
+	bool no_budget;
+	long max_series;
+	double refresh_s;
+	int verbose;
+};
+
+/* Runs until SIGTERM or SIGINT; the process's exit status. */
+int agent_run(const struct agent_opts *o);
+
+#endif /* DLPROF_AGENT_H */

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent_log.h"
+#include "agent/agent_profile.h"
+#include "agent/duration_buckets.h"
+#include "probe/session.h"
+
+/*
+ * A sampled function's cost is its last window's, or what it was, halved
+ * every this many seconds: a quiet spell between bursts does not bring it
+ * back into the links (and the next burst out of them, with a gap each time).
+ */
+#define SAMPLED_COST_HALF_LIFE_S 60.0
+/*
+ * A window measures a function while the probes slow its callers down (a
+ * hot function's rate then drops many times over): it cannot tell that
+ * the function became cheap. Sampled functions stay sampled this long
+ * before their window's cost may bring them back.
+ */
+#define SAMPLED_HOLD_S 120.0
+/* The cheap check of the probes' run time only trips past this share of the budget. */
+#define OVER_BUDGET_TRIP 1.5
+
+struct func_state {
+	long exact_id;			/* series ids; -1: not made yet */
+	long sampled_id;
+	bool sampled;
+	uint64_t last_calls;		/* at the last tick */
+	struct series_values off;	/* kernel totals that belong to sampling windows, not to the exact series */
+	struct series_values at_sample;	/* kernel totals when it left the links */
+	struct series_values win0;	/* kernel totals when the open window began */
+	struct series_values est;	/* the sampled series: extrapolated */
+	double covered_until;		/* the sampled series accounts for the time up to here */
+	double sampled_since;
+	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
+};
+
+struct agent_profile {
+	struct agent_profile_opts o;
+	struct session *s;
+	struct metrics_registry *reg;
+	size_t n;
+	struct func_state *fs;
+	uint64_t *calls;
+	bool *mask;			/* scratch: which functions a link set holds */
+	double *cost;			/* scratch: budget input */
+	bool *plan;			/* scratch: budget output */
+	__u64 *hist;			/* scratch: HIST_BUCKETS */
+	struct session_links *window;	/* open sampling window */
+	double window_open_t;		/* before its attach */
+	double window_sys0;		/* the machine's kernel time at the window's start (s) */
+	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
+	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
+	double window_t0, window_end, next_window;
+	struct budget_plan bplan;
+	struct agent_profile_stats st;
+	double last_tick;
+	uint64_t last_run_ns, last_runs, last_total_calls;
+	double fast_t;
+	uint64_t fast_run_ns;
+	struct session_totals tot;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The machine's kernel time so far (system, irq, softirq; USER_HZ ticks of
+ * /proc/stat), in seconds; < 0 when unreadable. A probe's trap and program
+ * run in the kernel: a window's extra kernel time is what its probes cost,
+ * whatever instruction they sit on (emulated, single-stepped).
+ */
+static double kernel_cpu_s(void)
+{
+	unsigned long long user, nice, sys, idle, iowait, irq, softirq;
+	FILE *f = fopen("/proc/stat", "re");
+	double v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+		   &softirq) == 7)
+		v = (double)(sys + irq + softirq) / (double)sysconf(_SC_CLK_TCK);
+	fclose(f);
+	return v;
+}
+
+/* The cost of a call in a window, from the kernel time the window added over the time before it. */
+#define WINDOW_BASELINE_S 0.5
+static void measure_window_cost(struct agent_profile *p, double t1, double calls)
+{
+	double sys1 = kernel_cpu_s(), span = t1 - p->window_t0, base_rate, extra;
+
+	/* The time before the window is the baseline: too short a one is a tick's noise. */
+	if (sys1 < 0 || p->window_sys0 < 0 || p->last_sys < 0 || p->window_t0 - p->last_sys_t < WINDOW_BASELINE_S ||
+	    calls < 1000)
+		goto out;
+	base_rate = (p->window_sys0 - p->last_sys) / (p->window_t0 - p->last_sys_t);
+	extra = (sys1 - p->window_sys0) - base_rate * span;
+	if (extra <= 0)
+		goto out;
+	/* Ticks are coarse (10 ms): a running mean over the windows. */
+	p->sampled_call_ns = p->sampled_call_ns > 0 ? 0.7 * p->sampled_call_ns + 0.3 * extra * 1e9 / calls
+						    : extra * 1e9 / calls;
+	p->st.sampled_call_cost_ns = p->sampled_call_ns;
+out:
+	p->last_sys = sys1;
+	p->last_sys_t = t1;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The kernel's totals of function i, as series values (raw: since this session loaded). */
+static int read_raw(struct agent_profile *p, size_t i, struct series_values *v, struct func_profile *f)
+{
+	int ret = session__read_func(p->s, i, f, p->hist);
+	uint64_t cum[DURATION_BUCKETS];
+
+	if (ret)
+		return ret;
+	memset(v, 0, sizeof(*v));
+	v->calls = (double)f->s.calls;
+	v->timed = f->entry_only == ENTRY_ONLY_NO;
+	duration_buckets_fold(p->hist, cum);
+	for (size_t k = 0; k < DURATION_BUCKETS; k++)
+		v->duration_le[k] = (double)cum[k];
+	v->duration_sum_s = (double)f->s.total_ns / 1e9;
+	v->oncpu_s = (double)f->s.oncpu_ns / 1e9;
+	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
+		v->events[e] = (double)f->s.counters[e];
+	return 0;
+}
+
+/* a = a + k * (b - c), field by field (timed is kept from b). */
+static void add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
+			    double k)
+{
+	a->calls += k * (b->calls - c->calls);
+	a->timed = b->timed;
+	for (size_t j = 0; j < DURATION_BUCKETS; j++)
+		a->duration_le[j] += k * (b->duration_le[j] - c->duration_le[j]);
+	a->duration_sum_s += k * (b->duration_sum_s - c->duration_sum_s);
+	a->oncpu_s += k * (b->oncpu_s - c->oncpu_s);
+	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
+		a->events[e] += k * (b->events[e] - c->events[e]);
+}
+
+static long series_of(struct agent_profile *p, const struct func_profile *f, bool sampled)
+{
+	struct series_labels l = {
+		.lib = base_name(f->lib), .function = f->func,
+		.namespace = p->o.namespace, .pod = p->o.pod, .container = p->o.container,
+		.sampled = sampled,
+	};
+
+	return metrics_registry__series(p->reg, &l);
+}
+
+/* The exact series of i: the kernel's totals less what sampling windows saw. */
+static int publish_exact(struct agent_profile *p, size_t i)
+{
+	struct func_state *fs = &p->fs[i];
+	struct series_values v = {}, zero = {};
+	struct func_profile f;
+	int ret = read_raw(p, i, &v, &f);
+
+	if (ret)
+		return ret;
+	if (fs->exact_id < 0)
+		fs->exact_id = series_of(p, &f, false);
+	if (fs->exact_id < 0)
+		return (int)fs->exact_id;
+	add_scaled_diff(&zero, &v, &fs->off, 1.0);
+	metrics_registry__set(p->reg, fs->exact_id, &zero);
+	return 0;
+}
+
+static int relink(struct agent_profile *p, const bool *to_sample, double now)
+{
+	char err[256];
+	double gap_ms, t0 = mono_s();
+	struct func_profile f;
+	struct series_values v;
+	int ret;
+
+	/* The totals at the switch: what the exact series keeps, where the sampled one starts. */
+	for (size_t i = 0; i < p->n; i++) {
+		struct func_state *fs = &p->fs[i];
+
+		if (to_sample[i] == fs->sampled)
+			continue;
+		ret = read_raw(p, i, &v, &f);
+		if (ret)
+			return ret;
+		if (to_sample[i]) {
+			fs->sampled_since = now;
+			fs->at_sample = v;
+			fs->covered_until = now;
+			if (fs->sampled_id < 0)
+				fs->sampled_id = series_of(p, &f, true);
+		} else {
+			add_scaled_diff(&fs->off, &v, &fs->at_sample, 1.0);
+		}
+		fs->sampled = to_sample[i];
+	}
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = !p->fs[i].sampled;
+	ret = session__relink(p->s, p->mask, &gap_ms, err, sizeof(err));
+	/* The links changed: the kernel time before now is no baseline for the next window. */
+	p->last_sys = kernel_cpu_s();
+	p->last_sys_t = mono_s();
+	p->st.relinks++;
+	p->st.relink_gap_s_total += gap_ms / 1e3;
+	p->st.relink_s_total += mono_s() - t0;
+	if (ret)
+		agent_log("error", "msg=\"%s\"", err);
+	return ret;
+}
+
+static int close_window(struct agent_profile *p);
+
+static void log_budget(const struct agent_profile *p)
+{
+	agent_log("budget", "sampled=%zu attached=%zu budget_ms_per_s=%.2f exact_ms_per_s=%.2f sampled_full_ms_per_s=%.2f "
+		  "duty=%.4f period_s=%.2f call_cost_ns=%.0f gap_ms=%.1f",
+		  p->bplan.nr_sampled, p->n - p->bplan.nr_sampled, p->o.budget.budget_ns_per_s / 1e6,
+		  p->bplan.exact_ns_per_s / 1e6, p->bplan.sampled_ns_per_s / 1e6, p->bplan.duty, p->bplan.period_s,
+		  p->st.call_cost_ns, p->st.relink_gap_s_total * 1e3);
+}
+
+/* The per-call cost: the trap's part, and the programs' own time per call from bpf_stats. */
+static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
+{
+	uint64_t run_ns, runs;
+
+	session__probe_runtime(p->s, &run_ns, &runs);
+	if (total_calls > p->last_total_calls + 1000 && run_ns > p->last_run_ns)
+		p->st.call_cost_ns = p->o.trap_ns + (double)(run_ns - p->last_run_ns) /
+						     (double)(total_calls - p->last_total_calls);
+	p->st.probe_run_ns = run_ns;
+	p->st.probe_runs = runs;
+	p->last_run_ns = run_ns;
+	p->last_runs = runs;
+	p->last_total_calls = total_calls;
+}
+
+static int plan_budget(struct agent_profile *p, double now)
+{
+	int ret;
+
+	for (size_t i = 0; i < p->n; i++) {
+		p->cost[i] = p->fs[i].cost_ns_per_s;
+		p->plan[i] = p->fs[i].sampled;
+		p->mask[i] = p->fs[i].sampled && now - p->fs[i].sampled_since < SAMPLED_HOLD_S;
+	}
+	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
+	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
+	if (!p->bplan.changed)
+		return 0;
+	ret = relink(p, p->plan, now);
+	session__totals(p->s, &p->tot);
+	p->st.sampled = p->bplan.nr_sampled;
+	p->st.attached = p->tot.functions_attached;
+	log_budget(p);
+	/*
+	 * Not sooner than a baseline from now, and not sooner than planned: a
+	 * newly sampled function's series covers the time from now at its first
+	 * window, whenever that is, and windows out of plan would cost above it.
+	 */
+	p->next_window = fmax(p->next_window, mono_s() + WINDOW_BASELINE_S);
+	return ret;
+}
+
+int agent_profile__tick(struct agent_profile *p, double now, bool final)
+{
+	double dt = now - p->last_tick;
+	uint64_t total = 0;
+	int ret;
+
+	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
+	if (p->window && !final)
+		return 0;
+	if (p->window)
+		close_window(p);
+	ret = session__read_calls(p->s, p->calls);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < p->n; i++) {
+		struct func_state *fs = &p->fs[i];
+
+		total += p->calls[i];
+		if (fs->sampled)
+			continue;
+		if (p->calls[i] == fs->last_calls) {
+			fs->cost_ns_per_s = 0;
+			continue;
+		}
+		ret = publish_exact(p, i);
+		if (ret)
+			return ret;
+		if (dt > 0)
+			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * p->st.call_cost_ns;
+		fs->last_calls = p->calls[i];
+	}
+	update_call_cost(p, total);
+	session__read_totals(p->s, &p->tot);
+	p->last_tick = now;
+	p->fast_t = now;
+	p->fast_run_ns = p->st.probe_run_ns;
+	if (p->o.budget_on && !final)
+		ret = plan_budget(p, now);
+	metrics_registry__settle(p->reg);
+	return ret;
+}
+
+bool agent_profile__over_budget(struct agent_profile *p, double now)
+{
+	uint64_t run_ns, runs;
+	double prog_share, rate;
+
+	if (!p->o.budget_on || now - p->fast_t < 0.05)
+		return false;
+	session__probe_runtime(p->s, &run_ns, &runs);
+	rate = (double)(run_ns - p->fast_run_ns) / (now - p->fast_t);
+	p->fast_t = now;
+	p->fast_run_ns = run_ns;
+	/* The programs' time is only a part of a probed call's: scale it up to the whole. */
+	prog_share = p->st.call_cost_ns > p->o.trap_ns ? (p->st.call_cost_ns - p->o.trap_ns) / p->st.call_cost_ns : 0.5;
+	return rate / prog_share > p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP;
+}
+
+static int read_window_totals(struct agent_profile *p, bool start, double now)
+{
+	double seen = 0, top = 0, span = now - p->window_t0, call_ns = p->st.call_cost_ns;
+	const char *top_name = "-";
+	int ret;
+
+	if (!start) {
+		/* All the window's calls first (one batch read): what a call cost in it. */
+		ret = session__read_calls(p->s, p->calls);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < p->n; i++)
+			if (p->fs[i].sampled)
+				seen += (double)p->calls[i] - p->fs[i].win0.calls;
+		measure_window_cost(p, now, seen);
+		if (p->sampled_call_ns > 0)
+			call_ns = p->sampled_call_ns;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		struct func_state *fs = &p->fs[i];
+		struct series_values v;
+		struct func_profile f;
+		double k;
+
+		if (!fs->sampled)
+			continue;
+		ret = read_raw(p, i, &v, &f);
+		if (ret)
+			return ret;
+		if (start) {
+			fs->win0 = v;
+			continue;
+		}
+		if (span <= 0)
+			continue;
+		if (v.calls - fs->win0.calls > top) {
+			top = v.calls - fs->win0.calls;
+			top_name = f.func;
+		}
+		/* The window's calls stand for every call since the series was last brought up to date. */
+		k = (now - fs->covered_until) / span;
+		add_scaled_diff(&fs->est, &v, &fs->win0, k);
+		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * call_ns,
+					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
+		fs->covered_until = now;
+		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
+	}
+	if (!start && p->o.verbose)
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f",
+			  p->bplan.nr_sampled, span * 1e3, seen, call_ns, top_name, top);
+	return 0;
+}
+
+static int open_window(struct agent_profile *p, double now)
+{
+	char err[256];
+	int ret;
+
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = p->fs[i].sampled;
+	p->window_open_t = mono_s();
+	p->window = session__links_attach(p->s, p->mask, err, sizeof(err));
+	if (!p->window) {
+		agent_log("error", "what=window msg=\"%s\"", err);
+		p->next_window = now + p->bplan.period_s;
+		return -errno;
+	}
+	p->window_t0 = mono_s();
+	p->window_sys0 = kernel_cpu_s();
+	ret = read_window_totals(p, true, p->window_t0);
+	p->window_end = p->window_t0 + p->o.budget.window_s;
+	p->next_window = p->window_t0 + p->bplan.period_s;
+	return ret;
+}
+
+static int close_window(struct agent_profile *p)
+{
+	double t1 = mono_s();
+	int ret = read_window_totals(p, false, t1);
+
+	session__links_free(p->window);
+	p->window = NULL;
+	p->st.windows++;
+	p->st.window_s_total += t1 - p->window_t0;
+	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
+	if (p->bplan.duty > 0)
+		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / p->bplan.duty;
+	metrics_registry__settle(p->reg);
+	return ret;
+}
+
+double agent_profile__windows(struct agent_profile *p, double now)
+{
+	if (p->window) {
+		if (now < p->window_end)
+			return p->window_end;
+		close_window(p);
+	}
+	if (!p->bplan.nr_sampled)
+		return INFINITY;
+	if (now >= p->next_window) {
+		open_window(p, now);
+		return p->window ? p->window_end : p->next_window;
+	}
+	return p->next_window;
+}
+
+void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st)
+{
+	*st = p->st;
+	st->dropped = p->tot.incomplete;
+	st->orphan_returns = p->tot.orphan_returns;
+}
+
+static int setup(struct agent_profile *p, char *err, size_t err_sz)
+{
+	struct session_opts so = {
+		.sel = p->o.sel,
+		.attach_mode = p->o.attach_mode,
+		.events = p->o.events,
+		.cgroups = p->o.cgroups,
+		.nr_cgroups = p->o.nr_cgroups,
+	};
+	bool no_pmu, cmd_failed;
+	int ret;
+
+	p->s = session__new(&so, &no_pmu, err, err_sz);
+	if (!p->s)
+		return -errno;
+	ret = session__prepare(p->s, err, err_sz);
+	if (!ret)
+		ret = session__load(p->s, NULL, err, err_sz);
+	if (ret)
+		return ret;
+	p->n = session__nr_funcs(p->s);
+	p->fs = calloc(p->n, sizeof(*p->fs));
+	p->calls = calloc(p->n, sizeof(*p->calls));
+	p->mask = calloc(p->n, sizeof(*p->mask));
+	p->plan = calloc(p->n, sizeof(*p->plan));
+	p->cost = calloc(p->n, sizeof(*p->cost));
+	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
+	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->hist)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++)
+		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
+	ret = session__start(p->s, &cmd_failed, err, err_sz);
+	if (ret && !err[0])
+		snprintf(err, err_sz, "cannot attach: %s", strerror(-ret));
+	return ret;
+}
+
+struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
+					   char *err, size_t err_sz)
+{
+	struct agent_profile *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p) {
+		snprintf(err, err_sz, "out of memory");
+		return NULL;
+	}
+	p->o = *o;
+	p->reg = reg;
+	ret = setup(p, err, err_sz);
+	if (ret) {
+		agent_profile__free(p);
+		errno = -ret;
+		return NULL;
+	}
+	session__totals(p->s, &p->tot);
+	p->st.functions = p->n;
+	p->st.attached = p->tot.functions_attached;
+	p->st.skipped = p->tot.functions_skipped;
+	p->st.attach_mode = p->tot.attach_mode;
+	p->st.events = p->tot.events;
+	p->st.nr_events = p->tot.nr_events;
+	p->st.attach_s = p->tot.attach_ms / 1e3;
+	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
+	p->st.call_cost_ns = o->trap_ns * 2;	/* until the programs' time is measured */
+	p->last_tick = p->fast_t = p->last_sys_t = mono_s();
+	p->last_sys = kernel_cpu_s();
+	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
+	p->fast_run_ns = p->last_run_ns;
+	return p;
+}
+
+int agent_profile__poll_fd(const struct agent_profile *p)
+{
+	return session__poll_fd(p->s);
+}
+
+void agent_profile__drain(struct agent_profile *p)
+{
+	session__drain(p->s);
+}
+
+void agent_profile__free(struct agent_profile *p)
+{
+	struct session_stop_wait w = { .patience_ms = 5000, .cancel_fd = -1 };
+
+	if (!p)
+		return;
+	session__links_free(p->window);
+	if (p->s) {
+		session__stop(p->s, &w);
+		session__totals(p->s, &p->tot);
+		if (p->tot.functions_attached)
+			agent_log("detach", "functions=%zu ms=%.1f%s", p->n, p->tot.detach_ms,
+				  p->tot.detach_unfinished ? " unfinished=true" : "");
+	}
+	session__free(p->s);
+	free(p->fs);
+	free(p->calls);
+	free(p->mask);
+	free(p->plan);
+	free(p->cost);
+	free(p->hist);
+	free(p);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One profiling session of the agent and what it feeds the metrics: the
+ * functions' series (exact, or sampled and extrapolated), the overhead
+ * budget that moves functions between the links and sampling windows.
+ * A reload replaces it whole; the registry keeps the counts.
+ */
+#ifndef DLPROF_AGENT_PROFILE_H
+#define DLPROF_AGENT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/budget.h"
+#include "agent/metrics_registry.h"
+#include "probe/probe_table.h"
+
+struct agent_profile_opts {
+	struct probe_selection sel;	/* borrowed */
+	int attach_mode;
+	const char *events;		/* NULL: the default set */
+	char *const *cgroups;		/* absolute cgroup v2 directories; none: every process */
+	size_t nr_cgroups;
+	const char *namespace, *pod, *container;	/* the target's labels; NULL: unknown */
+	bool budget_on;
+	struct budget_opts budget;
+	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */
+	int verbose;			/* > 0: a log line per sampling window too */
+};
+
+/* What the agent tells about itself (dlprof_agent_* metrics). */
+struct agent_profile_stats {
+	size_t functions;		/* selected */
+	size_t attached;		/* in the main links */
+	size_t sampled;
+	size_t skipped;			/* the kernel refused them */
+	const char *attach_mode;
+	const char *const *events;
+	size_t nr_events;
+	double attach_s;		/* the first attach */
+	double relink_s_total;		/* time spent re-creating links */
+	double relink_gap_s_total;	/* of which without links: calls not seen */
+	uint64_t relinks;
+	uint64_t windows;
+	double window_s_total;
+	uint64_t probe_run_ns;		/* bpf_stats */
+	uint64_t probe_runs;
+	uint64_t dropped;		/* calls counted but not timed, orphan returns: kernel-side losses */
+	uint64_t orphan_returns;
+	double call_cost_ns;		/* the per-call cost the budget uses now */
+	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
+	double budget_ns_per_s;
+	double expected_ns_per_s;	/* what the plan costs */
+};
+
+struct agent_profile;
+
+/* Resolve, load, attach. NULL with a one-line message in err. */
+struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
+					   char *err, size_t err_sz);
+/* Read the aggregates into the registry's series; re-plan the budget unless final. 0 or -errno. */
+int agent_profile__tick(struct agent_profile *p, double now, bool final);
+/* Cheap (one syscall per program): the probes cost more than the budget since the last look. */
+bool agent_profile__over_budget(struct agent_profile *p, double now);
+/* Opens or closes a sampling window when due; the time of the next one (or +inf). */
+double agent_profile__windows(struct agent_profile *p, double now);
+void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st);
+/* Readable when copies of the libraries came or went in other mount namespaces; -1: nothing to watch. */
+int agent_profile__poll_fd(const struct agent_profile *p);
+/* Attach the copies that appeared, detach those no process maps any more. */
+void agent_profile__drain(struct agent_profile *p);
+/* Last read, then the probes out (detach time logged). NULL-safe. */
+void agent_profile__free(struct agent_profile *p);
+
+#endif /* DLPROF_AGENT_PROFILE_H */

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "agent/agent_self.h"
+
+static void gauge(struct prom_buf *b, const char *name, const char *type, const char *help, double v)
+{
+	prom_family(b, name, type, help);
+	prom_sample(b, name, NULL, 0, NULL, NULL, v);
+}
+
+/* The agent's own resident memory, from /proc/self/statm. */
+static double resident_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (double)resident * 4096.0;
+}
+
+static double own_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void functions(const struct agent_self *a, struct prom_buf *b)
+{
+	const struct agent_profile_stats *p = &a->prof;
+	struct prom_label l = { "state", NULL };
+
+	prom_family(b, "dlprof_agent_functions", "gauge",
+		    "Functions selected, by state: attached (in the links), sampled (in windows), detached (the kernel refused them)");
+	l.value = "attached";
+	prom_sample(b, "dlprof_agent_functions", &l, 1, NULL, NULL, (double)(a->attached ? p->attached : 0));
+	l.value = "sampled";
+	prom_sample(b, "dlprof_agent_functions", &l, 1, NULL, NULL, (double)p->sampled);
+	l.value = "detached";
+	prom_sample(b, "dlprof_agent_functions", &l, 1, NULL, NULL, (double)p->skipped);
+}
+
+void agent_self_render(const struct agent_self *a, struct prom_buf *b)
+{
+	const struct agent_profile_stats *p = &a->prof;
+	struct prom_label info[2] = { { "version", DLPROF_VERSION }, { "attach_mode", p->attach_mode ?: "none" } };
+
+	prom_family(b, "dlprof_agent_info", "gauge", "The agent's version and attach mode");
+	prom_sample(b, "dlprof_agent_info", info, 2, NULL, NULL, 1);
+	gauge(b, "dlprof_agent_up", "gauge", "1 while the probes are attached", a->attached);
+	functions(a, b);
+	gauge(b, "dlprof_agent_dropped_records_total", "counter",
+	      "Calls the kernel counted but could not time (no per-thread storage); not in the duration histogram",
+	      (double)p->dropped);
+	gauge(b, "dlprof_agent_orphan_returns_total", "counter",
+	      "Returns seen without their entry (calls in flight at attach)", (double)p->orphan_returns);
+	gauge(b, "dlprof_agent_probe_seconds_total", "counter",
+	      "Time spent in the probe programs (bpf_stats run_time_ns), of this session", (double)p->probe_run_ns / 1e9);
+	gauge(b, "dlprof_agent_probe_runs_total", "counter", "Runs of the probe programs (bpf_stats)", (double)p->probe_runs);
+	gauge(b, "dlprof_agent_attach_seconds", "gauge", "How long the last attach took", p->attach_s);
+	gauge(b, "dlprof_agent_detach_seconds", "gauge", "How long the last detach took (a reload's)", a->last_detach_s);
+	gauge(b, "dlprof_agent_budget_seconds_per_second", "gauge",
+	      "The overhead budget: CPU seconds per second the probes may cost (0: no budget)", p->budget_ns_per_s / 1e9);
+	gauge(b, "dlprof_agent_budget_ratio", "gauge",
+	      "Share of the budget the current plan uses (probes' estimated cost / budget)",
+	      p->budget_ns_per_s > 0 ? p->expected_ns_per_s / p->budget_ns_per_s : 0);
+	gauge(b, "dlprof_agent_call_cost_seconds", "gauge",
+	      "Estimated cost of one probed call: the trap's part and the programs' measured time", p->call_cost_ns / 1e9);
+	gauge(b, "dlprof_agent_sampled_call_cost_seconds", "gauge",
+	      "Cost of one call of the sampled functions, measured: the kernel time their windows added, per call",
+	      p->sampled_call_cost_ns / 1e9);
+	gauge(b, "dlprof_agent_relinks_total", "counter", "Times the links were re-created to follow the budget",
+	      (double)p->relinks);
+	gauge(b, "dlprof_agent_relink_seconds_total", "counter", "Time spent re-creating the links (reads, detach, attach)",
+	      p->relink_s_total);
+	gauge(b, "dlprof_agent_relink_gap_seconds_total", "counter",
+	      "Time without links while they were re-created: calls then were not seen", p->relink_gap_s_total);
+	gauge(b, "dlprof_agent_sampling_windows_total", "counter", "Sampling windows opened", (double)p->windows);
+	gauge(b, "dlprof_agent_sampling_window_seconds_total", "counter", "Time the sampling windows lasted",
+	      p->window_s_total);
+	gauge(b, "dlprof_agent_series", "gauge", "Function label sets exposed", (double)a->series_exposed);
+	gauge(b, "dlprof_agent_series_folded_total", "counter",
+	      "Label sets folded into function=\"__other__\" by --max-series", (double)a->series_folded);
+	gauge(b, "dlprof_agent_reloads_total", "counter", "Reloads (SIGHUP)", (double)a->reloads);
+	gauge(b, "dlprof_agent_errors_total", "counter", "Errors logged (attach, read, window)", (double)a->errors);
+	gauge(b, "dlprof_agent_scrapes_total", "counter", "Scrapes of /metrics served", (double)a->scrapes);
+	gauge(b, "dlprof_agent_cpu_seconds_total", "counter", "CPU time of the agent process itself", own_cpu_s());
+	gauge(b, "dlprof_agent_resident_memory_bytes", "gauge", "Resident memory of the agent process", resident_bytes());
+}

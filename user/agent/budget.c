@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdlib.h>
+
+#include "agent/budget.h"
+
+struct ranked {
+	double cost;
+	size_t i;
+};
+
+static int by_cost_desc(const void *a, const void *b)
+{
+	double x = ((const struct ranked *)a)->cost, y = ((const struct ranked *)b)->cost;
+
+	return (x < y) - (x > y);
+}
+
+static double exact_cost(const double *cost, const bool *sampled, size_t n)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!sampled[i])
+			sum += cost[i];
+	return sum;
+}
+
+/* Over budget: sample the costliest until the rest fits the target. */
+static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled)
+{
+	double exact = exact_cost(cost, sampled, n);
+	bool changed = false;
+
+	if (exact <= o->budget_ns_per_s)
+		return false;
+	for (size_t k = 0; k < n && r[k].cost > 0; k++) {
+		if (exact <= o->budget_ns_per_s * BUDGET_TARGET && r[k].cost <= o->budget_ns_per_s * BUDGET_SHED_FLOOR)
+			break;
+		if (sampled[r[k].i])
+			continue;
+		sampled[r[k].i] = true;
+		exact -= r[k].cost;
+		changed = true;
+	}
+	return changed;
+}
+
+/* Room to spare: the cheapest sampled functions go back into the links. */
+static bool restore(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
+		    const bool *held)
+{
+	double exact = exact_cost(cost, sampled, n);
+	bool changed = false;
+
+	for (size_t k = n; k-- > 0;) {
+		if (!sampled[r[k].i] || (held && held[r[k].i]))
+			continue;
+		if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
+			break;
+		sampled[r[k].i] = false;
+		exact += r[k].cost;
+		changed = true;
+	}
+	return changed;
+}
+
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
+		   struct budget_plan *p)
+{
+	struct ranked *r = calloc(n ?: 1, sizeof(*r));
+	double left;
+
+	*p = (struct budget_plan){};
+	if (r) {
+		for (size_t i = 0; i < n; i++)
+			r[i] = (struct ranked){ cost[i], i };
+		qsort(r, n, sizeof(*r), by_cost_desc);
+		p->changed = shed(o, r, n, cost, sampled);
+		if (!p->changed)
+			p->changed = restore(o, r, n, cost, sampled, held);
+		free(r);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (sampled[i]) {
+			p->nr_sampled++;
+			p->sampled_ns_per_s += cost[i];
+		} else {
+			p->exact_ns_per_s += cost[i];
+		}
+	}
+	left = o->budget_ns_per_s - p->exact_ns_per_s;
+	p->duty = p->sampled_ns_per_s > 0 ? left / p->sampled_ns_per_s : o->max_duty;
+	if (p->duty > o->max_duty)
+		p->duty = o->max_duty;
+	if (p->duty < o->min_duty)
+		p->duty = o->min_duty;
+	p->period_s = o->window_s / p->duty;
+	p->expected_ns_per_s = p->exact_ns_per_s + p->duty * p->sampled_ns_per_s;
+}

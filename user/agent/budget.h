@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The overhead budget: which functions stay in the links and which are
+ * sampled in short windows, so that what the probes cost stays under the
+ * operator's share of a CPU. Pure: costs in, decisions out.
+ *
+ * A function's cost is what probing it full time would cost, in ns of CPU
+ * per second: its call rate (measured while attached, or in its last
+ * window while sampled) times the cost of one probed call.
+ */
+#ifndef DLPROF_AGENT_BUDGET_H
+#define DLPROF_AGENT_BUDGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct budget_opts {
+	double budget_ns_per_s;		/* --max-overhead, as ns of CPU per second */
+	double window_s;		/* how long a sampling window lasts */
+	double min_duty;		/* windows never rarer than this share of the time */
+	double max_duty;		/* nor more frequent */
+};
+
+struct budget_plan {
+	bool changed;			/* the set of sampled functions changed: the links must follow */
+	size_t nr_sampled;
+	double exact_ns_per_s;		/* cost of the functions left in the links */
+	double sampled_ns_per_s;	/* cost of the sampled ones if they were probed full time */
+	double duty;			/* share of the time the sampled ones are probed */
+	double period_s;		/* one window every period_s */
+	double expected_ns_per_s;	/* exact + duty * sampled: what the plan costs */
+};
+
+/*
+ * Decide from cost[i] (n functions) and the current sampled[i], updated in
+ * place. Over budget, the costliest functions are sampled until the rest
+ * costs at most BUDGET_TARGET of it; a sampled function returns to the
+ * links only when it fits under BUDGET_RETURN and held[i] (NULL: none)
+ * is false (hysteresis: relinking costs a gap, so the set does not flap).
+ */
+/* Half the budget stays for the sampling windows: they say what the sampled functions do. */
+#define BUDGET_TARGET 0.5
+#define BUDGET_RETURN 0.3
+/*
+ * Shedding also takes every function that costs more than this share of
+ * the budget: while the costliest are probed, the program runs many times
+ * slower and the next ones look cheap; once those go, they would follow one
+ * tier at a time, each with a relink (bench/agent_budget.py saw four).
+ */
+#define BUDGET_SHED_FLOOR 0.02
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
+		   struct budget_plan *p);
+
+#endif /* DLPROF_AGENT_BUDGET_H */

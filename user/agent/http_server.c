@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+#include "agent/http_server.h"
+#include "agent/prom_text.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t lock;	/* the fields below: published by the agent, read by MHD's thread */
+	char *text;
+	size_t len;
+	bool healthy;
+	unsigned long scrapes;
+	unsigned long bad;
+	unsigned int port;
+};
+
+/* ADDR:PORT, [ADDR6]:PORT or :PORT into a socket address. */
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, char *err, size_t err_sz)
+{
+	const char *colon = strrchr(listen, ':');
+	char host[64];
+	unsigned long port;
+	char *end;
+	size_t hlen;
+
+	if (!colon)
+		goto bad;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || port > 65535)
+		goto bad;
+	hlen = (size_t)(colon - listen);
+	if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']') {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+		snprintf(host, sizeof(host), "%.*s", (int)(hlen - 2), listen + 1);
+		*a6 = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+		if (hlen - 2 >= sizeof(host) || inet_pton(AF_INET6, host, &a6->sin6_addr) != 1)
+			goto bad;
+		return 0;
+	}
+	{
+		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+		*a4 = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+		if (!hlen)
+			return 0;	/* INADDR_ANY */
+		snprintf(host, sizeof(host), "%.*s", (int)hlen, listen);
+		if (hlen >= sizeof(host) || inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+			goto bad;
+	}
+	return 0;
+bad:
+	snprintf(err, err_sz, "--listen: '%s' is not ADDR:PORT (e.g. 127.0.0.1:9464, [::1]:9464, :9464)", listen);
+	return -EINVAL;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type, const char *body,
+			     size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct http_server *h = cls;
+	enum MHD_Result ret;
+
+	(void)version; (void)upload; (void)upload_size; (void)state;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		__atomic_add_fetch(&h->bad, 1, __ATOMIC_RELAXED);
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET\n", 9);
+	}
+	pthread_mutex_lock(&h->lock);
+	if (!strcmp(url, "/metrics")) {
+		h->scrapes++;
+		ret = h->text ? reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, h->text, h->len)
+			      : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting\n", 9);
+	} else if (!strcmp(url, "/healthz")) {
+		ret = h->healthy ? reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3)
+				 : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "not attached\n", 13);
+	} else {
+		h->bad++;
+		ret = reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /metrics, /healthz\n", 30);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+struct http_server *http_server__start(const char *listen, char *err, size_t err_sz)
+{
+	struct sockaddr_storage ss = {};
+	struct http_server *h;
+	const union MHD_DaemonInfo *info;
+
+	if (parse_listen(listen, &ss, err, err_sz))
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, err_sz, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	/* One thread polls every connection: scrapes are rare and small. */
+	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				     0, NULL, NULL, on_request, h,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				     MHD_OPTION_CONNECTION_LIMIT, 16u,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				     MHD_OPTION_END);
+	if (!h->daemon) {
+		snprintf(err, err_sz, "cannot listen on %s (in use, or not an address of this machine); choose another with --listen",
+			 listen);
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : 0;
+	return h;
+}
+
+unsigned int http_server__port(const struct http_server *h)
+{
+	return h->port;
+}
+
+void http_server__publish(struct http_server *h, char *text, size_t len, bool healthy)
+{
+	char *old;
+
+	pthread_mutex_lock(&h->lock);
+	old = h->text;
+	h->text = text;
+	h->len = len;
+	h->healthy = healthy;
+	pthread_mutex_unlock(&h->lock);
+	free(old);
+}
+
+void http_server__counts(struct http_server *h, unsigned long *scrapes, unsigned long *bad)
+{
+	pthread_mutex_lock(&h->lock);
+	*scrapes = h->scrapes;
+	*bad = h->bad;
+	pthread_mutex_unlock(&h->lock);
+}
+
+void http_server__free(struct http_server *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	pthread_mutex_destroy(&h->lock);
+	free(h->text);
+	free(h);
+}

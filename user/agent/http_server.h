@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The agent's HTTP endpoint (libmicrohttpd, its own thread): GET /metrics
+ * serves the last published exposition, GET /healthz says 200 "ok" once
+ * the probes are attached and 503 before.
+ */
+#ifndef DLPROF_AGENT_HTTP_SERVER_H
+#define DLPROF_AGENT_HTTP_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HTTP_LISTEN_DEFAULT "127.0.0.1:9464"
+
+struct http_server;
+
+/*
+ * Listen on ADDR:PORT (IPv4, [IPv6], or :PORT for every address; port 0:
+ * one the kernel picks). NULL with a one-line message in err.
+ */
+struct http_server *http_server__start(const char *listen, char *err, size_t err_sz);
+/* The port it listens on (the kernel's pick for port 0). */
+unsigned int http_server__port(const struct http_server *h);
+/* Serve text (taken over, malloc'd) from now on; healthy: /healthz says ok. */
+void http_server__publish(struct http_server *h, char *text, size_t len, bool healthy);
+/* Scrapes served, and requests answered 404/405. */
+void http_server__counts(struct http_server *h, unsigned long *scrapes, unsigned long *bad);
+void http_server__free(struct http_server *h);
+
+#endif /* DLPROF_AGENT_HTTP_SERVER_H */

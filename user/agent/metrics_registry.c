@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/metrics_registry.h"
+
+enum series_state {
+	SERIES_NEW,		/* not placed yet: not exposed */
+	SERIES_EXPOSED,
+	SERIES_FOLDED,		/* its totals count in the __other__ series */
+};
+
+struct series {
+	char *lib, *function, *namespace, *pod, *container;
+	bool sampled;
+	enum series_state state;
+	struct series_values v;		/* base + the last values set */
+	struct series_values base;
+	double calls_at_settle;	/* activity: calls since the last settle */
+	double activity;
+};
+
+struct metrics_registry {
+	struct series *series;
+	size_t nr, cap;
+	size_t max_series;	/* exposed ones, __other__ included */
+	size_t exposed;
+	uint64_t folded;
+	const char *const *events;
+	size_t nr_events;
+};
+
+#define OTHER_NAME "__other__"
+
+struct metrics_registry *metrics_registry__new(size_t max_series, const char *const *events, size_t nr_events)
+{
+	struct metrics_registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->max_series = max_series < 2 ? 2 : max_series;
+	r->events = events;
+	r->nr_events = nr_events;
+	return r;
+}
+
+void metrics_registry__set_events(struct metrics_registry *r, const char *const *events, size_t nr_events)
+{
+	r->events = events;
+	r->nr_events = nr_events;
+}
+
+static void series_free(struct series *s)
+{
+	free(s->lib);
+	free(s->function);
+	free(s->namespace);
+	free(s->pod);
+	free(s->container);
+}
+
+void metrics_registry__free(struct metrics_registry *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr; i++)
+		series_free(&r->series[i]);
+	free(r->series);
+	free(r);
+}
+
+static bool same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool matches(const struct series *s, const struct series_labels *l)
+{
+	return s->sampled == l->sampled && same(s->lib, l->lib) && same(s->function, l->function) &&
+	       same(s->namespace, l->namespace) && same(s->pod, l->pod) && same(s->container, l->container);
+}
+
+static char *dup_or_null(const char *s, bool *failed)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		*failed = true;
+	return d;
+}
+
+/*
+ * Linear: the agent asks for a series only when it first sees a function
+ * called (it keeps the id), so this runs once per series, not per scrape.
+ */
+long metrics_registry__series(struct metrics_registry *r, const struct series_labels *l)
+{
+	struct series *s;
+	bool failed = false;
+
+	for (size_t i = 0; i < r->nr; i++)
+		if (matches(&r->series[i], l))
+			return (long)i;
+	if (r->nr == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct series *p = realloc(r->series, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		r->series = p;
+		r->cap = cap;
+	}
+	s = &r->series[r->nr];
+	*s = (struct series){ .sampled = l->sampled };
+	s->lib = dup_or_null(l->lib, &failed);
+	s->function = dup_or_null(l->function, &failed);
+	s->namespace = dup_or_null(l->namespace, &failed);
+	s->pod = dup_or_null(l->pod, &failed);
+	s->container = dup_or_null(l->container, &failed);
+	if (failed) {
+		series_free(s);
+		return -ENOMEM;
+	}
+	return (long)r->nr++;
+}
+
+static void add_values(struct series_values *sum, const struct series_values *v);
+
+void metrics_registry__set(struct metrics_registry *r, long id, const struct series_values *v)
+{
+	struct series *s;
+
+	if (id < 0 || (size_t)id >= r->nr)
+		return;
+	s = &r->series[id];
+	s->v = s->base;
+	add_values(&s->v, v);
+}
+
+void metrics_registry__rebase(struct metrics_registry *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		r->series[i].base = r->series[i].v;
+}
+
+static struct series *least_active_exposed(struct metrics_registry *r)
+{
+	struct series *least = NULL;
+
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->series[i].state == SERIES_EXPOSED && (!least || r->series[i].activity < least->activity))
+			least = &r->series[i];
+	return least;
+}
+
+static void fold(struct metrics_registry *r, struct series *s)
+{
+	if (s->state == SERIES_EXPOSED)
+		r->exposed--;
+	s->state = SERIES_FOLDED;
+	r->folded++;
+}
+
+void metrics_registry__settle(struct metrics_registry *r)
+{
+	/* One place stays for __other__ once anything is folded: reserve it from the start. */
+	size_t room = r->max_series - 1;
+
+	for (size_t i = 0; i < r->nr; i++) {
+		struct series *s = &r->series[i];
+
+		s->activity = s->v.calls - s->calls_at_settle;
+		s->calls_at_settle = s->v.calls;
+	}
+	for (size_t i = 0; i < r->nr; i++) {
+		struct series *s = &r->series[i], *least;
+
+		if (s->state != SERIES_NEW)
+			continue;
+		if (r->exposed < room) {
+			s->state = SERIES_EXPOSED;
+			r->exposed++;
+			continue;
+		}
+		least = least_active_exposed(r);
+		if (least && least->activity < s->activity) {
+			fold(r, least);
+			s->state = SERIES_EXPOSED;
+			r->exposed++;
+		} else {
+			fold(r, s);
+		}
+	}
+}
+
+void metrics_registry__clear(struct metrics_registry *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		series_free(&r->series[i]);
+	r->nr = 0;
+	r->exposed = 0;
+}
+
+size_t metrics_registry__exposed(const struct metrics_registry *r)
+{
+	return r->exposed;
+}
+
+uint64_t metrics_registry__folded(const struct metrics_registry *r)
+{
+	return r->folded;
+}
+
+static void add_values(struct series_values *sum, const struct series_values *v)
+{
+	sum->calls += v->calls;
+	sum->timed |= v->timed;
+	for (size_t k = 0; k < DURATION_BUCKETS; k++)
+		sum->duration_le[k] += v->duration_le[k];
+	sum->duration_sum_s += v->duration_sum_s;
+	sum->oncpu_s += v->oncpu_s;
+	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
+		sum->events[e] += v->events[e];
+}
+
+#define NR_LABELS 6
+
+static size_t labels_of(const struct series *s, struct prom_label *l)
+{
+	l[0] = (struct prom_label){ "lib", s->lib };
+	l[1] = (struct prom_label){ "function", s->function };
+	l[2] = (struct prom_label){ "namespace", s->namespace };
+	l[3] = (struct prom_label){ "pod", s->pod };
+	l[4] = (struct prom_label){ "container", s->container };
+	l[5] = (struct prom_label){ "sampled", s->sampled ? "true" : NULL };
+	return NR_LABELS;
+}
+
+/* What one family prints of one series. */
+typedef void (*family_sample)(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
+			      size_t nl, const struct series_values *v);
+
+static void calls_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
+			 size_t nl, const struct series_values *v)
+{
+	(void)r;
+	prom_sample(b, "dlprof_calls_total", l, nl, NULL, NULL, v->calls);
+}
+
+static void duration_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
+			    size_t nl, const struct series_values *v)
+{
+	char le[32];
+
+	(void)r;
+	if (!v->timed)
+		return;
+	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
+		duration_bound_label(k, le, sizeof(le));
+		prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", le, v->duration_le[k]);
+	}
+	prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", "+Inf", v->duration_le[DURATION_BOUNDS]);
+	prom_sample(b, "dlprof_call_duration_seconds_sum", l, nl, NULL, NULL, v->duration_sum_s);
+	prom_sample(b, "dlprof_call_duration_seconds_count", l, nl, NULL, NULL, v->duration_le[DURATION_BOUNDS]);
+}
+
+static void oncpu_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
+			 size_t nl, const struct series_values *v)
+{
+	(void)r;
+	if (v->timed)
+		prom_sample(b, "dlprof_oncpu_seconds_total", l, nl, NULL, NULL, v->oncpu_s);
+}
+
+static void event_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
+			 size_t nl, const struct series_values *v)
+{
+	if (!v->timed)
+		return;
+	for (size_t e = 0; e < r->nr_events; e++)
+		prom_sample(b, "dlprof_event_total", l, nl, "event", r->events[e], v->events[e]);
+}
+
+/* The function families, in the order they are printed. */
+static const struct {
+	const char *name, *type, *help;
+	family_sample sample;
+} families[] = {
+	{ "dlprof_calls_total", "counter", "Calls of the function (entries; exact unless sampled=\"true\")", calls_sample },
+	{ "dlprof_call_duration_seconds", "histogram",
+	  "Wall time of the calls whose return was seen (not entry-only functions, not calls in flight)", duration_sample },
+	{ "dlprof_oncpu_seconds_total", "counter", "Time on a CPU during the timed calls", oncpu_sample },
+	{ "dlprof_event_total", "counter", "Perf event counts during the timed calls, per thread", event_sample },
+};
+
+void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b)
+{
+	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME };
+	struct prom_label l[NR_LABELS];
+
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->series[i].state == SERIES_FOLDED)
+			add_values(&other.v, &r->series[i].v);
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		if (families[f].sample == event_sample && !r->nr_events)
+			continue;
+		prom_family(b, families[f].name, families[f].type, families[f].help);
+		for (size_t i = 0; i < r->nr; i++)
+			if (r->series[i].state == SERIES_EXPOSED)
+				families[f].sample(r, b, l, labels_of(&r->series[i], l), &r->series[i].v);
+		if (r->folded)
+			families[f].sample(r, b, l, labels_of(&other, l), &other.v);
+	}
+}

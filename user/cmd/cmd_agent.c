@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/http_server.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/cmd_agent.h"
+#include "probe/session.h"
+#include "util/messages.h"
+
+#define EXIT_USAGE 2
+
+/*
+ * The environment's fallbacks for the agent's flags (docs/agent.md): a
+ * variable counts only where its flag is not on the command line. Lists
+ * are comma-separated, as the flags take them.
+ */
+static const struct {
+	const char *env;
+	const char *flag;	/* long name */
+	char short_flag;	/* 0: none */
+} env_flags[] = {
+	{ "DLPROF_AGENT_LIBS", "lib", 'l' },
+	{ "DLPROF_AGENT_FUNCS", "func", 'f' },
+	{ "DLPROF_AGENT_EXCLUDE", "exclude", 'x' },
+	{ "DLPROF_AGENT_CONTAINER", "container", 0 },
+	{ "DLPROF_AGENT_CGROUP", "cgroup", 0 },
+	{ "DLPROF_AGENT_LISTEN", "listen", 0 },
+	{ "DLPROF_AGENT_MAX_OVERHEAD", "max-overhead", 0 },
+	{ "DLPROF_AGENT_MAX_SERIES", "max-series", 0 },
+	{ "DLPROF_AGENT_REFRESH", "refresh", 0 },
+	{ "DLPROF_AGENT_EVENTS", "event", 'e' },
+	{ "DLPROF_AGENT_ATTACH", "attach", 0 },
+};
+
+#define NR_ENV_FLAGS (sizeof(env_flags) / sizeof(env_flags[0]))
+
+static bool flag_given(int argc, char **argv, const char *flag, char short_flag)
+{
+	size_t n = strlen(flag);
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *a = argv[i];
+
+		if (a[0] == '-' && a[1] == '-' && !strncmp(a + 2, flag, n) && (!a[2 + n] || a[2 + n] == '='))
+			return true;
+		if (short_flag && a[0] == '-' && a[1] == short_flag)
+			return true;
+	}
+	return false;
+}
+
+/* argv with "--flag value" put in front for each variable whose flag is absent. */
+static char **with_env(int argc, char **argv, int *out_argc, bool *used)
+{
+	char **v = calloc((size_t)argc + 2 * NR_ENV_FLAGS + 1, sizeof(*v));
+	int n = 0;
+
+	if (!v)
+		return NULL;
+	v[n++] = argv[0];
+	for (size_t i = 0; i < NR_ENV_FLAGS; i++) {
+		const char *val = getenv(env_flags[i].env);
+		char *opt;
+
+		if (!val || !*val || flag_given(argc, argv, env_flags[i].flag, env_flags[i].short_flag))
+			continue;
+		if (asprintf(&opt, "--%s=%s", env_flags[i].flag, val) < 0)
+			continue;
+		v[n++] = opt;
+		used[i] = true;
+	}
+	for (int i = 1; i < argc; i++)
+		v[n++] = argv[i];
+	*out_argc = n;
+	return v;
+}
+
+static void free_env_argv(char **v, int argc, int orig_argc)
+{
+	for (int i = 1; i < argc - orig_argc + 1; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Where the bad value came from, when a variable gave it. */
+static const char *from_env(const char *err, const bool *used)
+{
+	static char note[64];
+
+	for (size_t i = 0; i < NR_ENV_FLAGS; i++) {
+		size_t n = strlen(env_flags[i].flag);
+
+		if (used[i] && !strncmp(err, "--", 2) && !strncmp(err + 2, env_flags[i].flag, n) && err[2 + n] == ':') {
+			snprintf(note, sizeof(note), " (from %s)", env_flags[i].env);
+			return note;
+		}
+	}
+	return "";
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct profile_opts opts;
+	struct agent_opts ao;
+	bool env_used[NR_ENV_FLAGS] = {};
+	char err[512];
+	int full_argc, status;
+	char **full = with_env(argc, argv, &full_argc, env_used);
+
+	if (!full)
+		return 1;
+	if (cli_parse_cmd(CLI_AGENT, full_argc, full, &opts, err, sizeof(err))) {
+		errmsg("%s%s", err, from_env(err, env_used));
+		status = EXIT_USAGE;
+		goto cleanup;
+	}
+	if (opts.help || opts.version || opts.list_events) {
+		if (opts.help)
+			commands_print_help(stdout, CLI_AGENT);
+		else if (opts.version)
+			printf("dlprof-bpf %s\n", DLPROF_VERSION);
+		else
+			session_list_events(stdout);
+		status = 0;
+		goto cleanup;
+	}
+	if (!opts.libs.cnt) {
+		errmsg("no library given: use --lib LIB or DLPROF_AGENT_LIBS=LIB[,LIB...]");
+		status = EXIT_USAGE;
+		goto cleanup;
+	}
+	ao = (struct agent_opts){
+		.attach_mode = opts.attach_mode,
+		.events = opts.events,
+		.cgroups = opts.cgroups.items,
+		.nr_cgroups = opts.cgroups.cnt,
+		.containers = opts.containers.items,
+		.nr_containers = opts.containers.cnt,
+		.listen = opts.listen ?: HTTP_LISTEN_DEFAULT,
+		.max_overhead_pct = opts.max_overhead_pct ?: AGENT_MAX_OVERHEAD_PCT_DEFAULT,
+		.no_budget = opts.no_budget,
+		.max_series = opts.max_series ?: AGENT_MAX_SERIES_DEFAULT,
+		.refresh_s = opts.refresh_s ?: AGENT_REFRESH_S_DEFAULT,
+		.verbose = opts.verbose,
+	};
+	cli_selection(&opts, &ao.sel);
+	status = agent_run(&ao);
+cleanup:
+	cli_opts_free(&opts);
+	free_env_argv(full, full_argc, argc);
+	return status;
+}
