@@ -187,6 +187,12 @@ def test_record_names_short_lived_process():
 @modes("session")
 def test_by_errors():
     expect_error([DLPROF, "--lib", LIB, "--by", "thread", "-d", "0.1"], "--by: 'thread' is not one of")
+    expect_error([DLPROF, "--lib", LIB, "--by", "process", "--html", "/dev/null", "-d", "0.1"],
+                 "--html draws one row per function")
+    expect_error([DLPROF, "report", "--by", "process", "--html", "/dev/null", "trace.d"],
+                 "--html draws one row per function")
+    expect_error([DLPROF, "--lib", LIB, "--by", "process", "-i", "1", "--json", "-d", "0.1"],
+                 "-i --json prints per-function deltas")
 
 
 if __name__ == "__main__":
