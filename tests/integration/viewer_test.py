@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Our exports loaded in a real viewer: speedscope's own web app (the pinned
+npm package, tests/viewers) in Debian's chromium reads the Chrome Trace Event
+JSON of `export --format perfetto` and the folded stacks of `--format folded`
+through its own importers. What speedscope then holds comes back through its
+own Export (speedscope JSON), and is checked against the recording: slices per
+thread, nesting, thread and process names, durations, folded weights.
+A screenshot of each load is kept in the build directory."""
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+VIEWERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "viewers")
+# meson runs the tests from the build directory: artifacts stay there.
+ARTIFACTS = os.path.join(os.getcwd(), "viewer-artifacts")
+CALLS = 200
+THREADS, THREAD_CALLS = 3, 150
+
+
+def require_viewer():
+    check(os.path.isdir(os.path.join(VIEWERS, "node_modules", "speedscope")),
+          "speedscope is not installed: run scripts/deps (npm ci in tests/viewers)")
+    check(shutil.which("node") and os.path.exists(os.environ.get("CHROMIUM", "/usr/bin/chromium")),
+          "node or chromium is missing: run scripts/deps")
+
+
+def export(trace, fmt, out, extra=()):
+    p = subprocess.run([DLPROF, "export", trace, "--format", fmt, "-o", out] + list(extra),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"export --format {fmt} rc {p.returncode}: {p.stderr}")
+    return out
+
+
+def speedscope(path, label):
+    """Loads path in speedscope; returns its own export of what it imported."""
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = os.path.join(ARTIFACTS, f"speedscope-{label}-{ATTACH or 'default'}.png")
+    loaded = path + ".speedscope.json"
+    p = subprocess.run(["node", os.path.join(VIEWERS, "load.mjs"), path, loaded, shot],
+                       capture_output=True, text=True, timeout=180)
+    check(p.returncode == 0 and p.stdout.strip() == "ok", f"speedscope on {label}: {p.stdout}{p.stderr}")
+    print(f"screenshot: {shot}")
+    with open(loaded) as f:
+        return json.load(f)
+
+
+def replay(profile, frames):
+    """The calls of an evented speedscope profile: (frame name, open, close, depth, parent name)."""
+    calls, stack = [], []
+    for e in profile["events"]:
+        if e["type"] == "O":
+            stack.append((e["frame"], e["at"]))
+            continue
+        check(stack and stack[-1][0] == e["frame"], f"speedscope closed {e} out of order")
+        frame, at = stack.pop()
+        parent = frames[stack[-1][0]]["name"] if stack else None
+        calls.append((frames[frame]["name"], at, e["at"], len(stack), parent))
+    check(not stack, f"{len(stack)} frames left open in {profile['name']}")
+    return calls
+
+
+def call_name(frame_name):
+    """speedscope names a Chrome slice 'NAME {args as JSON}'."""
+    name, _, args = frame_name.partition(" ")
+    return name, json.loads(args)
+
+
+def rows_by_tid(rows):
+    by = collections.defaultdict(list)
+    for r in rows:
+        by[int(r["tid"])].append(r)
+    return by
+
+
+def check_chrome_trace(trace, rows, label):
+    doc = speedscope(export(trace, "perfetto", os.path.join(os.path.dirname(trace), "t.json")), label)
+    frames = doc["shared"]["frames"]
+    by_tid = rows_by_tid(rows)
+    profiles = doc["profiles"]
+    check(len(profiles) == len(by_tid), f"speedscope shows {len(profiles)} threads, the trace has {len(by_tid)}")
+    comm = os.path.basename(DRIVER)[:15]
+    for prof in profiles:
+        # lf(): "PROCESS (pid P), THREAD (tid T)" when both are named.
+        check(prof["type"] == "evented" and prof["unit"] == "microseconds", f"profile {prof['name']}")
+        tid = int(prof["name"].rsplit("(tid ", 1)[1].rstrip(")"))
+        pid = int(rows[0]["pid"])
+        check(prof["name"].startswith(f"{comm} (pid {pid}), {comm} {tid} (tid {tid})"),
+              f"thread named {prof['name']!r}")
+        mine = by_tid.get(tid, [])
+        calls = replay(prof, frames)
+        check(len(calls) == len(mine), f"tid {tid}: speedscope has {len(calls)} slices, the trace {len(mine)} calls")
+        for name, start, end, depth, parent in calls:
+            func, args = call_name(name)
+            check(args["depth"] == depth, f"{func} at depth {depth} in speedscope, recorded {args['depth']}")
+            if depth:
+                check(call_name(parent)[0] == "dlt_apply", f"{func} nested in {parent}")
+        # Durations as speedscope computed them (µs), to the nanosecond.
+        seen = collections.Counter((call_name(n)[0], round((e - s) * 1000)) for n, s, e, _, _ in calls)
+        want = collections.Counter((r["func"], int(r["dur_ns"])) for r in mine)
+        check(seen == want, f"tid {tid}: durations differ: {list((seen - want).items())[:3]} vs {list((want - seen).items())[:3]}")
+        oncpu = sum(call_name(n)[1]["oncpu_ns"] for n, *_ in calls)
+        check(oncpu == sum(int(r["oncpu_ns"]) for r in mine), f"tid {tid}: on-CPU time in the slices' args")
+    return profiles
+
+
+def folded_weights(doc):
+    """Self weight per stack, from speedscope's evented form of a folded file."""
+    frames, weights, stack, last = doc["shared"]["frames"], collections.Counter(), [], 0
+    check(len(doc["profiles"]) == 1, "a folded file is one profile")
+    for e in doc["profiles"][0]["events"]:
+        if stack:
+            weights[";".join(frames[f]["name"] for f in stack)] += e["at"] - last
+        last = e["at"]
+        if e["type"] == "O":
+            stack.append(e["frame"])
+        else:
+            check(stack.pop() == e["frame"], f"speedscope closed {e} out of order")
+    return +weights  # the process and thread frames open at one instant: no weight of their own
+
+
+def nested_trace(tmp):
+    trace, _ = record(tmp, [DRIVER, "nested", LATE_LIB, str(CALLS)], ["--lib", LATE_LIB])
+    _, rows, _ = dump_csv(trace)
+    check(len(rows) == 2 * CALLS, f"{len(rows)} calls recorded for {2 * CALLS}")
+    return trace, rows
+
+
+def threads_trace(tmp):
+    trace, _ = record(tmp, [DRIVER, "threads", str(THREADS), str(THREAD_CALLS)])
+    _, rows, _ = dump_csv(trace)
+    check(len(rows) == THREADS * THREAD_CALLS, f"{len(rows)} calls recorded for {THREADS * THREAD_CALLS}")
+    return trace, rows
+
+
+@modes("session")
+def test_speedscope_perfetto_nested():
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, rows = nested_trace(tmp)
+        check_chrome_trace(trace, rows, "perfetto-nested")
+
+
+@modes("session")
+def test_speedscope_perfetto_threads():
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, rows = threads_trace(tmp)
+        profiles = check_chrome_trace(trace, rows, "perfetto-threads")
+        check(len(profiles) == THREADS + (1 if any(r["tid"] == r["pid"] for r in rows) else 0),
+              f"{len(profiles)} thread tracks for {THREADS} threads")
+
+
+@modes("session")
+def test_speedscope_folded_nested():
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, rows = nested_trace(tmp)
+        pid = rows[0]["pid"]
+        head = f"{os.path.basename(DRIVER)[:15]}-{pid};{pid}"
+        for weight, column in (("wall", "dur_ns"), ("oncpu", "oncpu_ns")):
+            out = export(trace, "folded", os.path.join(tmp, f"{weight}.folded"), ["--weight", weight])
+            w = folded_weights(speedscope(out, f"folded-{weight}"))
+            outer = sum(int(r[column]) for r in rows if r["depth"] == "0")
+            add = sum(int(r[column]) for r in rows if r["func"] == "dlt_add")
+            check(sum(w.values()) == outer, f"{weight}: speedscope's total {sum(w.values())} != outer calls' {outer}")
+            check(w[f"{head};dlt_apply;dlt_add"] == add, f"{weight}: dlt_add inside dlt_apply weighs "
+                  f"{w[f'{head};dlt_apply;dlt_add']} in speedscope, its calls {add}")
+            check(w[f"{head};dlt_apply"] == outer - add, f"{weight}: dlt_apply's self weight {w}")
+            check(set(w) == {f"{head};dlt_apply", f"{head};dlt_apply;dlt_add"}, f"{weight}: stacks {list(w)}")
+
+
+@modes("session")
+def test_speedscope_folded_threads():
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, rows = threads_trace(tmp)
+        pid = rows[0]["pid"]
+        w = folded_weights(speedscope(export(trace, "folded", os.path.join(tmp, "t.folded")), "folded-threads"))
+        want = collections.Counter()
+        for r in rows:
+            want[f"{os.path.basename(DRIVER)[:15]}-{pid};{r['tid']};dlt_add"] += int(r["dur_ns"])
+        check(w == want, f"speedscope's stacks {dict(w)} != the trace's {dict(want)}")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Loads one export into speedscope's own web app (the npm package's built
+// release) in Debian's chromium, the way a person does: the landing page's
+// file input. What speedscope then holds is taken back through its own
+// Export (its speedscope JSON), so a test reads what the viewer imported.
+// Usage: node load.mjs INPUT OUT_JSON SCREENSHOT_PNG
+// Prints one line: "ok" or "error: WHY"; exits non-zero on error.
+import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const [input, outJson, screenshot] = process.argv.slice(2);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const app = path.join(here, 'node_modules/speedscope/dist/release/index.html');
+const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
+const LOAD_TIMEOUT_MS = 60000;
+
+// speedscope saves through a Blob URL on a clicked <a download>: keep the Blob.
+function keepExports() {
+	const create = URL.createObjectURL;
+	window.__exported = [];
+	URL.createObjectURL = (blob) => { window.__exported.push(blob); return create(blob); };
+	HTMLAnchorElement.prototype.click = function () {};
+}
+
+async function main() {
+	// Root in a container has no user namespace for chromium's sandbox.
+	const browser = await puppeteer.launch({ executablePath: chromium, headless: true,
+		args: ['--no-sandbox', '--disable-gpu', '--window-size=1400,900'] });
+	try {
+		const page = await browser.newPage();
+		await page.setViewport({ width: 1400, height: 900 });
+		const problems = [];
+		page.on('dialog', async (d) => { problems.push(`dialog: ${d.message()}`); await d.dismiss(); });
+		page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+		page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+		await page.evaluateOnNewDocument(keepExports);
+		await page.goto(`file://${app}`);
+		const file = await page.waitForSelector('input#file');
+		await file.uploadFile(input);
+		// The toolbar's Export tab appears once a profile is loaded.
+		await page.waitForFunction(() => [...document.querySelectorAll('div')]
+			.some((d) => d.textContent.endsWith('Export') && d.children.length === 1),
+			{ timeout: LOAD_TIMEOUT_MS });
+		await new Promise((r) => setTimeout(r, 500));	// let the flame chart paint
+		await page.screenshot({ path: screenshot });
+		await page.keyboard.down('Control');
+		await page.keyboard.press('s');
+		await page.keyboard.up('Control');
+		await page.waitForFunction(() => window.__exported.length > 0, { timeout: LOAD_TIMEOUT_MS });
+		const text = await page.evaluate(() => window.__exported[0].text());
+		writeFileSync(outJson, text);
+		if (problems.length)
+			throw new Error(problems.join('; '));
+	} finally {
+		await browser.close();
+	}
+}
+
+main().then(() => console.log('ok'), (e) => { console.log(`error: ${e.message}`); process.exit(1); });
