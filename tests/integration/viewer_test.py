@@ -81,9 +81,11 @@ def rows_by_tid(rows):
 
 
 def check_chrome_trace(trace, rows, label):
+    """speedscope shows the timed calls as slices (it reads only B, E and X
+    events: the instants of untimed calls and losses are not drawn)."""
     doc = speedscope(export(trace, "perfetto", os.path.join(os.path.dirname(trace), "t.json")), label)
     frames = doc["shared"]["frames"]
-    by_tid = rows_by_tid(rows)
+    by_tid = rows_by_tid(r for r in rows if int(r["dur_ns"]) > 0)
     profiles = doc["profiles"]
     check(len(profiles) == len(by_tid), f"speedscope shows {len(profiles)} threads, the trace has {len(by_tid)}")
     comm = os.path.basename(DRIVER)[:15]
@@ -156,6 +158,20 @@ def test_speedscope_perfetto_threads():
         profiles = check_chrome_trace(trace, rows, "perfetto-threads")
         check(len(profiles) == THREADS + (1 if any(r["tid"] == r["pid"] for r in rows) else 0),
               f"{len(profiles)} thread tracks for {THREADS} threads")
+
+
+@modes("session")
+def test_speedscope_perfetto_untimed():
+    """Calls left by longjmp never return: the export writes them as instants,
+    which must not stop speedscope from reading the timed calls around them."""
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, _ = record(tmp, [DRIVER, "longjmp", "5", str(CALLS)])
+        _, rows, _ = dump_csv(trace)
+        untimed = [r for r in rows if int(r["dur_ns"]) == 0]
+        check(len(untimed) >= 10 and len(rows) - len(untimed) == CALLS,
+              f"{len(untimed)} untimed and {len(rows) - len(untimed)} timed calls recorded, {CALLS} dlt_add expected")
+        check_chrome_trace(trace, rows, "perfetto-untimed")
 
 
 @modes("session")

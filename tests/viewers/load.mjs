@@ -39,10 +39,15 @@ async function main() {
 		await page.goto(`file://${app}`);
 		const file = await page.waitForSelector('input#file');
 		await file.uploadFile(input);
-		// The toolbar's Export tab appears once a profile is loaded.
-		await page.waitForFunction(() => [...document.querySelectorAll('div')]
-			.some((d) => d.textContent.endsWith('Export') && d.children.length === 1),
-			{ timeout: LOAD_TIMEOUT_MS });
+		// The toolbar's Export tab appears once a profile is loaded; an alert or
+		// an error says it will not be.
+		const deadline = Date.now() + LOAD_TIMEOUT_MS;
+		while (!(await page.evaluate(() => [...document.querySelectorAll('div')]
+			.some((d) => d.textContent.endsWith('Export') && d.children.length === 1)))) {
+			if (problems.length || Date.now() > deadline)
+				throw new Error(problems.join('; ') || 'speedscope loaded nothing');
+			await new Promise((r) => setTimeout(r, 100));
+		}
 		await new Promise((r) => setTimeout(r, 500));	// let the flame chart paint
 		await page.screenshot({ path: screenshot });
 		await page.keyboard.down('Control');
