@@ -25,16 +25,23 @@ function keepExports() {
 }
 
 async function main() {
-	// Root in a container has no user namespace for chromium's sandbox.
+	// Root in a container has no user namespace for chromium's sandbox; the
+	// flame chart draws with WebGL, in software here (the page is our own file).
 	const browser = await puppeteer.launch({ executablePath: chromium, headless: true,
-		args: ['--no-sandbox', '--disable-gpu', '--window-size=1400,900'] });
+		args: ['--no-sandbox', '--disable-gpu', '--enable-unsafe-swiftshader', '--window-size=1400,900'] });
 	try {
 		const page = await browser.newPage();
 		await page.setViewport({ width: 1400, height: 900 });
 		const problems = [];
 		page.on('dialog', async (d) => { problems.push(`dialog: ${d.message()}`); await d.dismiss(); });
 		page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-		page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+		// The importers warn when slices do not nest ("Tried to end ... when ...
+		// was on the top of the stack"): Perfetto needs them to nest perfectly too.
+		// Chromium's own messages (software WebGL) come from no script.
+		page.on('console', (m) => {
+			if (m.type() === 'error' || (m.type() === 'warn' && (m.location().url || '').endsWith('.js')))
+				problems.push(`console ${m.type()}: ${m.text()}`);
+		});
 		await page.evaluateOnNewDocument(keepExports);
 		await page.goto(`file://${app}`);
 		const file = await page.waitForSelector('input#file');
