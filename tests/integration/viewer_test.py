@@ -175,6 +175,21 @@ def test_speedscope_perfetto_untimed():
 
 
 @modes("session")
+def test_speedscope_rejects_overlap():
+    """The load fails on what Perfetto would misdraw: slices of one thread that
+    overlap without nesting (speedscope's importer warns about them)."""
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "overlap.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+                                       {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 5, "dur": 10}]}, f)
+        p = subprocess.run(["node", os.path.join(VIEWERS, "load.mjs"), path, path + ".out",
+                            os.path.join(tmp, "overlap.png")], capture_output=True, text=True, timeout=180)
+        check(p.returncode != 0 and "Tried to end" in p.stdout, f"an overlapping pair loaded: {p.stdout}{p.stderr}")
+
+
+@modes("session")
 def test_speedscope_folded_nested():
     require_viewer()
     with tempfile.TemporaryDirectory() as tmp:
