@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Our exports loaded in a real viewer: speedscope's own web app (the pinned
+"""Our exports loaded in real viewers: speedscope's own web app (the pinned
 npm package, tests/viewers) in Debian's chromium reads the Chrome Trace Event
 JSON of `export --format perfetto` and the folded stacks of `--format folded`
-through its own importers. What speedscope then holds comes back through its
-own Export (speedscope JSON), and is checked against the recording: slices per
-thread, nesting, thread and process names, durations, folded weights.
-A screenshot of each load is kept in the build directory."""
+through its own importers; what speedscope then holds comes back through its
+own Export (speedscope JSON). Chromium's DevTools trace engine (the
+Performance panel's) parses the Chrome trace too. Both are checked against the
+recording: slices per thread, nesting, thread and process names, durations,
+folded weights. A screenshot of each speedscope load is kept in the build
+directory."""
 import collections
 import json
 import os
@@ -113,6 +115,33 @@ def check_chrome_trace(trace, rows, label):
     return profiles
 
 
+def check_devtools(trace, rows):
+    """What Chromium's DevTools trace engine builds from our Chrome trace."""
+    path = os.path.join(os.path.dirname(trace), "t.json")
+    built = path + ".devtools.json"
+    p = subprocess.run(["node", os.path.join(VIEWERS, "devtools.mjs"), path, built],
+                       capture_output=True, text=True, timeout=180)
+    check(p.returncode == 0 and p.stdout.strip() == "ok", f"DevTools on {path}: {p.stdout}{p.stderr}")
+    with open(built) as f:
+        doc = json.load(f)
+    comm = os.path.basename(DRIVER)[:15]
+    by_tid = rows_by_tid(r for r in rows if int(r["dur_ns"]) > 0)
+    check(not doc["warnings"], f"DevTools warns: {doc['warnings']}")
+    check(doc["processNames"] == {rows[0]["pid"]: comm}, f"DevTools names the processes {doc['processNames']}")
+    threads = {t["tid"]: t for t in doc["threads"]}
+    check(set(threads) == set(by_tid), f"DevTools has threads {sorted(threads)}, the trace {sorted(by_tid)}")
+    for tid, mine in by_tid.items():
+        t = threads[tid]
+        check(t["name"] == f"{comm} {tid}", f"DevTools names thread {tid} {t['name']!r}")
+        check(len(t["slices"]) == len(mine), f"tid {tid}: DevTools has {len(t['slices'])} slices for {len(mine)} calls")
+        for sl in t["slices"]:
+            # A slice that does not nest stays out of DevTools' tree (no depth).
+            check(sl["depth"] == sl["args"]["depth"], f"DevTools puts {sl} at depth {sl['depth']}")
+            check(sl["depth"] == 0 or sl["parent"] == "dlt_apply", f"DevTools nests {sl['name']} in {sl['parent']}")
+        seen = collections.Counter((sl["name"], round(sl["dur"] * 1000)) for sl in t["slices"])
+        check(seen == collections.Counter((r["func"], int(r["dur_ns"])) for r in mine), f"tid {tid}: durations differ")
+
+
 def folded_weights(doc):
     """Self weight per stack, from speedscope's evented form of a folded file."""
     frames, weights, stack, last = doc["shared"]["frames"], collections.Counter(), [], 0
@@ -143,25 +172,27 @@ def threads_trace(tmp):
 
 
 @modes("session")
-def test_speedscope_perfetto_nested():
+def test_viewer_perfetto_nested():
     require_viewer()
     with tempfile.TemporaryDirectory() as tmp:
         trace, rows = nested_trace(tmp)
         check_chrome_trace(trace, rows, "perfetto-nested")
+        check_devtools(trace, rows)
 
 
 @modes("session")
-def test_speedscope_perfetto_threads():
+def test_viewer_perfetto_threads():
     require_viewer()
     with tempfile.TemporaryDirectory() as tmp:
         trace, rows = threads_trace(tmp)
         profiles = check_chrome_trace(trace, rows, "perfetto-threads")
+        check_devtools(trace, rows)
         check(len(profiles) == THREADS + (1 if any(r["tid"] == r["pid"] for r in rows) else 0),
               f"{len(profiles)} thread tracks for {THREADS} threads")
 
 
 @modes("session")
-def test_speedscope_perfetto_untimed():
+def test_viewer_perfetto_untimed():
     """Calls left by longjmp never return: the export writes them as instants,
     which must not stop speedscope from reading the timed calls around them."""
     require_viewer()
@@ -172,12 +203,14 @@ def test_speedscope_perfetto_untimed():
         check(len(untimed) >= 10 and len(rows) - len(untimed) == CALLS,
               f"{len(untimed)} untimed and {len(rows) - len(untimed)} timed calls recorded, {CALLS} dlt_add expected")
         check_chrome_trace(trace, rows, "perfetto-untimed")
+        check_devtools(trace, rows)
 
 
 @modes("session")
-def test_speedscope_rejects_overlap():
-    """The load fails on what Perfetto would misdraw: slices of one thread that
-    overlap without nesting (speedscope's importer warns about them)."""
+def test_viewer_rejects_overlap():
+    """The checks catch what Perfetto would misdraw, slices of one thread that
+    overlap without nesting: speedscope's importer warns, DevTools leaves the
+    second out of its tree."""
     require_viewer()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "overlap.json")
@@ -187,10 +220,16 @@ def test_speedscope_rejects_overlap():
         p = subprocess.run(["node", os.path.join(VIEWERS, "load.mjs"), path, path + ".out",
                             os.path.join(tmp, "overlap.png")], capture_output=True, text=True, timeout=180)
         check(p.returncode != 0 and "Tried to end" in p.stdout, f"an overlapping pair loaded: {p.stdout}{p.stderr}")
+        p = subprocess.run(["node", os.path.join(VIEWERS, "devtools.mjs"), path, path + ".dt"],
+                           capture_output=True, text=True, timeout=180)
+        check(p.returncode == 0, f"DevTools on an overlapping pair: {p.stdout}{p.stderr}")
+        with open(path + ".dt") as f:
+            depths = [sl["depth"] for sl in json.load(f)["threads"][0]["slices"]]
+        check(depths == [0, None], f"DevTools placed an overlapping pair at depths {depths}")
 
 
 @modes("session")
-def test_speedscope_folded_nested():
+def test_viewer_folded_nested():
     require_viewer()
     with tempfile.TemporaryDirectory() as tmp:
         trace, rows = nested_trace(tmp)
@@ -209,7 +248,7 @@ def test_speedscope_folded_nested():
 
 
 @modes("session")
-def test_speedscope_folded_threads():
+def test_viewer_folded_threads():
     require_viewer()
     with tempfile.TemporaryDirectory() as tmp:
         trace, rows = threads_trace(tmp)
