@@ -207,6 +207,30 @@ def test_viewer_perfetto_untimed():
 
 
 @modes("session")
+def test_viewer_perfetto_damaged():
+    """A damaged shard is a global instant (pid 0): the viewers read the calls
+    that are left and make no process or thread of it."""
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, rows = threads_trace(tmp)
+        shards = sorted((os.path.join(trace, n) for n in os.listdir(trace) if n.endswith(".shard")),
+                        key=os.path.getsize)
+        with open(shards[-1], "r+b") as f:  # one byte of its last block's payload
+            f.seek(-20, os.SEEK_END)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        _, left, _ = dump_csv(trace)
+        check(0 < len(left) < len(rows), f"{len(left)} of {len(rows)} calls left after the damage")
+        with open(export(trace, "perfetto", os.path.join(tmp, "t.json"))) as f:
+            losses = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "dlprof-loss"]
+        check(len(losses) == 1 and losses[0]["ph"] == "i" and losses[0]["s"] == "g", f"loss events {losses}")
+        profiles = check_chrome_trace(trace, left, "perfetto-damaged")
+        check(all("(pid 0" not in p["name"] for p in profiles), "speedscope made a track of the loss")
+        check_devtools(trace, left)
+
+
+@modes("session")
 def test_viewer_rejects_overlap():
     """The checks catch what Perfetto would misdraw, slices of one thread that
     overlap without nesting: speedscope's importer warns, DevTools leaves the
