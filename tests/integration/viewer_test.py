@@ -5,13 +5,16 @@ npm package, tests/viewers) in Debian's chromium reads the Chrome Trace Event
 JSON of `export --format perfetto` and the folded stacks of `--format folded`
 through its own importers; what speedscope then holds comes back through its
 own Export (speedscope JSON). Chromium's DevTools trace engine (the
-Performance panel's) parses the Chrome trace too. Both are checked against the
-recording: slices per thread, nesting, thread and process names, durations,
-folded weights. A screenshot of each speedscope load is kept in the build
-directory."""
+Performance panel's) parses the Chrome trace too, and Brendan Gregg's
+flamegraph.pl (the copy Debian ships in libdevel-nytprof-perl) draws the folded
+stacks. All are checked against the recording: slices per thread, nesting,
+thread and process names, durations, folded weights. Screenshots of the
+speedscope loads and the flame graphs are kept in the build directory."""
 import collections
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +26,7 @@ from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 VIEWERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "viewers")
 # meson runs the tests from the build directory: artifacts stay there.
 ARTIFACTS = os.path.join(os.getcwd(), "viewer-artifacts")
+FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
 CALLS = 200
 THREADS, THREAD_CALLS = 3, 150
 
@@ -140,6 +144,49 @@ def check_devtools(trace, rows):
             check(sl["depth"] == 0 or sl["parent"] == "dlt_apply", f"DevTools nests {sl['name']} in {sl['parent']}")
         seen = collections.Counter((sl["name"], round(sl["dur"] * 1000)) for sl in t["slices"])
         check(seen == collections.Counter((r["func"], int(r["dur_ns"])) for r in mine), f"tid {tid}: durations differ")
+
+
+def flamegraph(path, label):
+    """Draws path with flamegraph.pl; returns its frames: (name, count, level, x0, x1),
+    level 0 being its "all" frame."""
+    check(os.path.exists(FLAMEGRAPH), f"{FLAMEGRAPH} is missing: run scripts/deps (libdevel-nytprof-perl)")
+    p = subprocess.run(["perl", FLAMEGRAPH, "--countname", "units", path], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and not p.stderr, f"flamegraph.pl on {label}: rc {p.returncode}: {p.stderr}")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    svg = os.path.join(ARTIFACTS, f"flamegraph-{label}-{ATTACH or 'default'}.svg")
+    with open(svg, "w") as f:
+        f.write(p.stdout)
+    print(f"flame graph: {svg}")
+    # Each frame: <title>NAME (COUNT units, P%)</title><rect x=.. y=.. width=..
+    frames = [(html.unescape(m[0]), int(m[1].replace(",", "")), float(m[2]), int(m[3]), float(m[4]))
+              for m in re.findall(r'<title>(.*) \(([\d,]+) units, [\d.]+%\)</title><rect x="([\d.]+)" '
+                                  r'y="(\d+)" width="([\d.]+)"', p.stdout)]
+    bottom = max(y for _, _, _, y, _ in frames)
+    height = bottom - sorted({y for _, _, _, y, _ in frames})[-2]
+    return [(n, c, (bottom - y) // height, x, x + w) for n, c, x, y, w in frames]
+
+
+def check_flamegraph(frames, stacks):
+    """The flame graph shows each stack of the folded weights with its total,
+    each frame drawn on top of its caller."""
+    totals = collections.Counter()
+    for stack, w in stacks.items():
+        parts = stack.split(";")
+        for i in range(1, len(parts) + 1):
+            totals[tuple(parts[:i])] += w
+    paths = {}
+    for name, count, level, x0, x1 in sorted(frames, key=lambda f: f[2]):
+        if level == 0:
+            check(name == "all" and count == sum(stacks.values()), f"flamegraph.pl's total: {name} {count}")
+            paths[(level, x0, x1)] = ()
+            continue
+        # Its caller: the frame one level down whose span holds this one's middle.
+        under = [k for k in paths if k[0] == level - 1 and k[1] <= (x0 + x1) / 2 <= k[2]]
+        check(len(under) == 1, f"flamegraph.pl drew {name} on {len(under)} callers")
+        path = paths[under[0]] + (name,)
+        check(totals.get(path) == count, f"flamegraph.pl: {';'.join(path)} weighs {count}, the export {totals.get(path)}")
+        paths[(level, x0, x1)] = path
+    check(len(paths) == len(totals) + 1, f"flamegraph.pl drew {len(paths)} frames for {len(totals)} stacks")
 
 
 def folded_weights(doc):
@@ -269,6 +316,7 @@ def test_viewer_folded_nested():
                   f"{w[f'{head};dlt_apply;dlt_add']} in speedscope, its calls {add}")
             check(w[f"{head};dlt_apply"] == outer - add, f"{weight}: dlt_apply's self weight {w}")
             check(set(w) == {f"{head};dlt_apply", f"{head};dlt_apply;dlt_add"}, f"{weight}: stacks {list(w)}")
+            check_flamegraph(flamegraph(out, f"nested-{weight}"), w)
 
 
 @modes("session")
@@ -277,11 +325,13 @@ def test_viewer_folded_threads():
     with tempfile.TemporaryDirectory() as tmp:
         trace, rows = threads_trace(tmp)
         pid = rows[0]["pid"]
-        w = folded_weights(speedscope(export(trace, "folded", os.path.join(tmp, "t.folded")), "folded-threads"))
+        out = export(trace, "folded", os.path.join(tmp, "t.folded"))
+        w = folded_weights(speedscope(out, "folded-threads"))
         want = collections.Counter()
         for r in rows:
             want[f"{os.path.basename(DRIVER)[:15]}-{pid};{r['tid']};dlt_add"] += int(r["dur_ns"])
         check(w == want, f"speedscope's stacks {dict(w)} != the trace's {dict(want)}")
+        check_flamegraph(flamegraph(out, "threads"), want)
 
 
 if __name__ == "__main__":
