@@ -50,7 +50,7 @@ def speedscope(path, label):
     os.makedirs(ARTIFACTS, exist_ok=True)
     shot = os.path.join(ARTIFACTS, f"speedscope-{label}-{ATTACH or 'default'}.png")
     loaded = path + ".speedscope.json"
-    p = subprocess.run(["node", os.path.join(VIEWERS, "load.mjs"), path, loaded, shot],
+    p = subprocess.run(["node", os.path.join(VIEWERS, "speedscope.mjs"), path, loaded, shot],
                        capture_output=True, text=True, timeout=180)
     check(p.returncode == 0 and p.stdout.strip() == "ok", f"speedscope on {label}: {p.stdout}{p.stderr}")
     print(f"screenshot: {shot}")
@@ -288,7 +288,7 @@ def test_viewer_rejects_overlap():
         with open(path, "w") as f:
             json.dump({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
                                        {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 5, "dur": 10}]}, f)
-        p = subprocess.run(["node", os.path.join(VIEWERS, "load.mjs"), path, path + ".out",
+        p = subprocess.run(["node", os.path.join(VIEWERS, "speedscope.mjs"), path, path + ".out",
                             os.path.join(tmp, "overlap.png")], capture_output=True, text=True, timeout=180)
         check(p.returncode != 0 and "Tried to end" in p.stdout, f"an overlapping pair loaded: {p.stdout}{p.stderr}")
         p = subprocess.run(["node", os.path.join(VIEWERS, "devtools.mjs"), path, path + ".dt"],

@@ -3,7 +3,7 @@
 // release) in Debian's chromium, the way a person does: the landing page's
 // file input. What speedscope then holds is taken back through its own
 // Export (its speedscope JSON), so a test reads what the viewer imported.
-// Usage: node load.mjs INPUT OUT_JSON SCREENSHOT_PNG
+// Usage: node speedscope.mjs INPUT OUT_JSON SCREENSHOT_PNG
 // Prints one line: "ok" or "error: WHY"; exits non-zero on error.
 import { fileURLToPath } from 'node:url';
 import { writeFileSync } from 'node:fs';
