@@ -151,6 +151,30 @@ static void *thread_calls(void *arg)
 	return NULL;
 }
 
+/*
+ * A thread that names itself "worker-<i>", makes its calls, renames itself
+ * "done-<i>" (after its last call: the trace must keep the name it called
+ * under) and exits. Its tid and name go to stderr as the test's oracle.
+ */
+struct named_thread {
+	long index, calls;
+};
+
+static void *named_thread_calls(void *arg)
+{
+	const struct named_thread *nt = arg;
+	char name[16];
+
+	snprintf(name, sizeof(name), "worker-%ld", nt->index);
+	if (pthread_setname_np(pthread_self(), name))
+		exit(6);
+	fprintf(stderr, "dltest: thread %d %s\n", gettid(), name);
+	thread_calls((void *)nt->calls);
+	snprintf(name, sizeof(name), "done-%ld", nt->index);
+	pthread_setname_np(pthread_self(), name);
+	return NULL;
+}
+
 static int run(int argc, char **argv)
 {
 	const char *mode = argv[0];
@@ -170,6 +194,16 @@ static int run(int argc, char **argv)
 			pthread_create(&t[i], NULL, body, (void *)m);
 		for (long i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
+	} else if (!strcmp(mode, "namedthreads")) {
+		/* namedthreads T N: T threads one after the other, each named worker-<i>, N calls of dlt_add each */
+		for (long i = 0; i < n; i++) {
+			struct named_thread nt = { .index = i, .calls = m };
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, named_thread_calls, &nt))
+				return 3;
+			pthread_join(t, NULL);
+		}
 	} else if (!strcmp(mode, "recurse")) {	/* recurse DEPTH REPS */
 		for (long i = 0; i < m; i++)
 			sink = dlt_recurse((int)n);
