@@ -115,6 +115,15 @@ def test_export_thread_names():
                   if e["ph"] == "M" and e["name"] == "thread_name"}
         for tid, name in named.items():
             check(tracks.get(tid) == f"{name} {tid}", f"track of thread {tid} is {tracks.get(tid)!r}, not {name} {tid}")
+        # The HTML report's timeline labels its tracks the same way.
+        page = os.path.join(tmp, "r.html")
+        p = subprocess.run([DLPROF, "report", "--html", page, out], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"report --html rc {p.returncode}: {p.stderr}")
+        with open(page) as f:
+            text = f.read()
+        pid = int(rows[0]["pid"])
+        for tid, name in named.items():
+            check(f"{name} {pid}/{tid}" in text, f"the timeline has no track labelled {name} {pid}/{tid}")
 
 
 @modes("session")
