@@ -544,23 +544,25 @@ static __always_inline void note_process(void)
  * outermost call. The name is kept in tc even when the map is full, so a
  * full map counts each lost name once, not each call.
  */
-static __always_inline void note_thread_name(struct thread_calls *tc)
+static __always_inline void note_thread_name(struct thread_calls *tc, struct task_struct *task)
 {
-	__u64 now[DLPROF_COMM_LEN / sizeof(__u64)] = {};
+	/*
+	 * Two direct 8-byte loads from the trusted task pointer (BTF access,
+	 * no helper call): what makes the check cheap on every outermost call.
+	 */
+	const __u64 *comm = (const __u64 *)task->comm;
+	__u64 c0 = comm[0], c1 = comm[1];
 	struct thread_name n = {};
 	struct dlprof_diag *d;
 	__u32 tid;
 
-	if (!emit_records || calibrating)
+	if (c0 == tc->comm[0] && c1 == tc->comm[1])
 		return;
-	bpf_get_current_comm(now, sizeof(now));
-	if (now[0] == tc->comm[0] && now[1] == tc->comm[1])
-		return;
-	tc->comm[0] = now[0];
-	tc->comm[1] = now[1];
+	tc->comm[0] = c0;
+	tc->comm[1] = c1;
 	tid = (__u32)bpf_get_current_pid_tgid();
 	n.pid = bpf_get_current_pid_tgid() >> 32;
-	__builtin_memcpy(n.comm, now, sizeof(n.comm));
+	__builtin_memcpy(n.comm, tc->comm, sizeof(n.comm));
 	if (bpf_map_update_elem(&thread_names, &tid, &n, BPF_ANY) && (d = get_diag()))
 		__sync_fetch_and_add(&d->thread_names_full, 1);
 }
@@ -1005,7 +1007,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		f->nested[DLPROF_PROBE_STEPPED] = 0;
 	}
 	if (tc->depth == 0) {
-		note_thread_name(tc);
+		if (emit_records && !calibrating)
+			note_thread_name(tc, task);
 		/* The virtual counters and the on-CPU clock start at zero; the task's own run on. */
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
 			f->snap[k] = 0;
