@@ -86,30 +86,46 @@ def driver_threads(stderr):
     return named
 
 
+def record_named_threads(tmp, threads, calls, rename=False):
+    """Records the driver's named threads; checks the metadata names each as the
+    driver says it last called, and returns (trace, {tid: name}, meta)."""
+    out = os.path.join(tmp, "trace.d")
+    p = subprocess.run([DLPROF, "record", "-o", out, "--json", "--lib", LIB, "--func", "dlt_add"]
+                       + (["--attach", ATTACH] if ATTACH else [])
+                       + ["--", DRIVER, "namedthreads", str(threads), str(calls)] + (["rename"] if rename else []),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"record rc {p.returncode}: {p.stderr}")
+    named = driver_threads(p.stderr)
+    check(len(named) == threads, f"the driver reported {len(named)} threads: {p.stderr!r}")
+    with open(os.path.join(out, "meta.json")) as f:
+        meta = json.load(f)
+    have = {t["tid"]: t["comm"] for t in meta["threads"]}
+    for tid, name in named.items():
+        check(have.get(tid) == name, f"thread {tid}: metadata says {have.get(tid)!r}, it last called as {name!r}")
+    check(meta["diag"]["threads_unnamed"] == 0, f"threads unnamed: {meta['diag']}")
+    _, rows, _ = dump_csv(out)
+    per_tid = collections.Counter(int(r["tid"]) for r in rows)
+    want = calls + (1 if rename else 0)
+    check(all(per_tid[t] == want for t in named), f"calls per thread {per_tid}, {want} each expected")
+    return out, named, rows
+
+
+@modes("session")
+def test_export_thread_renamed():
+    """A thread renamed between its calls (prctl/pthread_setname_np): the name
+    is taken again at its next outermost call."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _, named, _ = record_named_threads(tmp, 3, 10, rename=True)
+        check(all(n.startswith("again-") for n in named.values()), f"driver names {named}")
+
+
 @modes("session")
 def test_export_thread_names():
     """Threads that name themselves, call, rename and exit before the recording
     ends: the metadata keeps each one's own name as it made its calls, and
     the Perfetto export names each thread track with it."""
-    threads, calls = 6, 20
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "trace.d")
-        p = subprocess.run([DLPROF, "record", "-o", out, "--json", "--lib", LIB, "--func", "dlt_add"]
-                           + (["--attach", ATTACH] if ATTACH else [])
-                           + ["--", DRIVER, "namedthreads", str(threads), str(calls)],
-                           capture_output=True, text=True, timeout=120)
-        check(p.returncode == 0, f"record rc {p.returncode}: {p.stderr}")
-        named = driver_threads(p.stderr)
-        check(len(named) == threads, f"the driver reported {len(named)} threads: {p.stderr!r}")
-        with open(os.path.join(out, "meta.json")) as f:
-            meta = json.load(f)
-        have = {t["tid"]: t["comm"] for t in meta["threads"]}
-        for tid, name in named.items():
-            check(have.get(tid) == name, f"thread {tid}: metadata says {have.get(tid)!r}, it called as {name!r}")
-        check(meta["diag"]["threads_unnamed"] == 0, f"threads unnamed: {meta['diag']}")
-        _, rows, _ = dump_csv(out)
-        per_tid = collections.Counter(int(r["tid"]) for r in rows)
-        check(all(per_tid[t] == calls for t in named), f"calls per thread {per_tid}, {calls} each expected")
+        out, named, rows = record_named_threads(tmp, 6, 20)
         doc = json.loads(export(out, "perfetto", os.path.join(tmp, "t.json")))
         tracks = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
                   if e["ph"] == "M" and e["name"] == "thread_name"}

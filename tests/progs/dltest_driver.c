@@ -158,6 +158,7 @@ static void *thread_calls(void *arg)
  */
 struct named_thread {
 	long index, calls;
+	int rename;		/* then renamed "again-<i>", one more call: the later name is the one kept */
 };
 
 static void *named_thread_calls(void *arg)
@@ -170,6 +171,12 @@ static void *named_thread_calls(void *arg)
 		exit(6);
 	fprintf(stderr, "dltest: thread %d %s\n", gettid(), name);
 	thread_calls((void *)nt->calls);
+	if (nt->rename) {
+		snprintf(name, sizeof(name), "again-%ld", nt->index);
+		pthread_setname_np(pthread_self(), name);
+		fprintf(stderr, "dltest: thread %d %s\n", gettid(), name);
+		thread_calls((void *)1);
+	}
 	snprintf(name, sizeof(name), "done-%ld", nt->index);
 	pthread_setname_np(pthread_self(), name);
 	return NULL;
@@ -195,9 +202,12 @@ static int run(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 	} else if (!strcmp(mode, "namedthreads")) {
-		/* namedthreads T N: T threads one after the other, each named worker-<i>, N calls of dlt_add each */
+		/*
+		 * namedthreads T N [rename]: T threads one after the other, each named
+		 * worker-<i>, N calls of dlt_add each; rename: then one more as again-<i>
+		 */
 		for (long i = 0; i < n; i++) {
-			struct named_thread nt = { .index = i, .calls = m };
+			struct named_thread nt = { .index = i, .calls = m, .rename = argc > 3 && !strcmp(argv[3], "rename") };
 			pthread_t t;
 
 			if (pthread_create(&t, NULL, named_thread_calls, &nt))
