@@ -59,6 +59,7 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 	info->drops = trace_meta__drops(m) + trace_meta__write_lost(m);
 	info->orphan_returns = m->orphan_returns;
 	info->incomplete = m->untimed_calls;
+	info->threads_unnamed = m->threads_unnamed;
 	if (m->last_flush_ns > m->mono_start_ns)
 		info->elapsed_s = (double)(m->last_flush_ns - m->mono_start_ns) / 1e9;
 }

@@ -610,6 +610,7 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 	s->tot.unwind_slots = diag.unwind_slots;
 	s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
 	s->tot.group_overflow = diag.group_overflow;
+	s->tot.thread_names_full = diag.thread_names_full;
 	s->tot.proc_meta_full = diag.proc_meta_full;
 	s->tot.counter_read_failed = diag.counter_read_failed;
 	s->tot.oncpu_resynced = diag.oncpu_resynced;
