@@ -139,6 +139,18 @@ struct {
 	__type(value, struct proc_meta);
 } proc_meta SEC(".maps");
 
+/*
+ * Each thread's own name, keyed by tid (record mode only: max_entries is 1
+ * otherwise). A plain hash, not LRU: an eviction would lose a name
+ * silently; a full map is counted (diag.thread_names_full).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_name);
+} thread_names SEC(".maps");
+
 /* The path of each cgroup that became a group (--by cgroup, container). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -205,6 +217,8 @@ struct thread_calls {
 	__u64 sw_in;		/* the task's switch count at the last switch-in seen, or at activation */
 	__u32 rt_exact;		/* rt_out was taken at a switch-out, where the kernel has just brought it up to date */
 	__u32 pad;
+	/* The name last put in thread_names (record mode): two words, compared without a loop. */
+	__u64 comm[DLPROF_COMM_LEN / sizeof(__u64)];
 	struct vcounter ctr[DLPROF_MAX_EVENTS];
 	struct frame frames[DLPROF_MAX_DEPTH];
 };
@@ -520,6 +534,37 @@ static __always_inline void note_process(void)
 	err = bpf_map_update_elem(&proc_meta, &tgid, &m, BPF_NOEXIST);
 	if (err && err != -EEXIST && (d = get_diag()))
 		__sync_fetch_and_add(&d->proc_meta_full, 1);
+}
+
+/*
+ * Record mode: the thread's own name into thread_names when it differs
+ * from the one last put there (its first call: storage starts zeroed; a
+ * rename since). Checked at outermost calls only, so the name stored is
+ * the one the thread had when it made them, at ~one 16-byte copy per
+ * outermost call. The name is kept in tc even when the map is full, so a
+ * full map counts each lost name once, not each call.
+ */
+static __always_inline void note_thread_name(struct thread_calls *tc, struct task_struct *task)
+{
+	/*
+	 * Two direct 8-byte loads from the trusted task pointer (BTF access,
+	 * no helper call): what makes the check cheap on every outermost call.
+	 */
+	const __u64 *comm = (const __u64 *)task->comm;
+	__u64 c0 = comm[0], c1 = comm[1];
+	struct thread_name n = {};
+	struct dlprof_diag *d;
+	__u32 tid;
+
+	if (c0 == tc->comm[0] && c1 == tc->comm[1])
+		return;
+	tc->comm[0] = c0;
+	tc->comm[1] = c1;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	n.pid = bpf_get_current_pid_tgid() >> 32;
+	__builtin_memcpy(n.comm, tc->comm, sizeof(n.comm));
+	if (bpf_map_update_elem(&thread_names, &tid, &n, BPF_ANY) && (d = get_diag()))
+		__sync_fetch_and_add(&d->thread_names_full, 1);
 }
 
 /* kernfs_node's parent before kernel 6.15 (commit 633488947ef6 renamed it __parent). */
@@ -962,6 +1007,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		f->nested[DLPROF_PROBE_STEPPED] = 0;
 	}
 	if (tc->depth == 0) {
+		if (emit_records && !calibrating)
+			note_thread_name(tc, task);
 		/* The virtual counters and the on-CPU clock start at zero; the task's own run on. */
 		for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
 			f->snap[k] = 0;

@@ -30,6 +30,13 @@ enum dlprof_group_by {
 /* Processes whose name and cgroup the BPF side keeps (proc_meta). */
 #define DLPROF_MAX_PROCS	65536
 
+/*
+ * Threads whose own name the BPF side keeps in record mode (thread_names),
+ * keyed by tid; each entry ~64 bytes preallocated (~2 MiB). Names past it
+ * are counted in diag.thread_names_full.
+ */
+#define DLPROF_MAX_THREADS	32768
+
 /* The kernel's TASK_COMM_LEN. */
 #define DLPROF_COMM_LEN		16
 
@@ -56,6 +63,16 @@ struct group_stats {
 struct proc_meta {
 	__u64 cgroup_id;	/* cgroup v2 id at that moment */
 	char comm[DLPROF_COMM_LEN];	/* the thread group leader's */
+};
+
+/*
+ * A thread's own name (task->comm: pthread_setname_np, PR_SET_NAME), taken
+ * at its first probed call and again at an outermost call after a rename.
+ */
+struct thread_name {
+	__u32 pid;		/* tgid */
+	__u32 pad;		/* zero */
+	char comm[DLPROF_COMM_LEN];
 };
 
 /* Captured when a cgroup first becomes a group. */

@@ -86,9 +86,10 @@ def rows_by_tid(rows):
     return by
 
 
-def check_chrome_trace(trace, rows, label):
+def check_chrome_trace(trace, rows, label, names=None):
     """speedscope shows the timed calls as slices (it reads only B, E and X
-    events: the instants of untimed calls and losses are not drawn)."""
+    events: the instants of untimed calls and losses are not drawn). names:
+    {tid: the thread's own name} where the trace has one, else the process's."""
     doc = speedscope(export(trace, "perfetto", os.path.join(os.path.dirname(trace), "t.json")), label)
     frames = doc["shared"]["frames"]
     by_tid = rows_by_tid(r for r in rows if int(r["dur_ns"]) > 0)
@@ -100,7 +101,8 @@ def check_chrome_trace(trace, rows, label):
         check(prof["type"] == "evented" and prof["unit"] == "microseconds", f"profile {prof['name']}")
         tid = int(prof["name"].rsplit("(tid ", 1)[1].rstrip(")"))
         pid = int(rows[0]["pid"])
-        check(prof["name"].startswith(f"{comm} (pid {pid}), {comm} {tid} (tid {tid})"),
+        own = (names or {}).get(tid, comm)
+        check(prof["name"].startswith(f"{comm} (pid {pid}), {own} {tid} (tid {tid})"),
               f"thread named {prof['name']!r}")
         mine = by_tid.get(tid, [])
         calls = replay(prof, frames)
@@ -119,7 +121,7 @@ def check_chrome_trace(trace, rows, label):
     return profiles
 
 
-def check_devtools(trace, rows):
+def check_devtools(trace, rows, names=None):
     """What Chromium's DevTools trace engine builds from our Chrome trace."""
     path = os.path.join(os.path.dirname(trace), "t.json")
     built = path + ".devtools.json"
@@ -136,7 +138,8 @@ def check_devtools(trace, rows):
     check(set(threads) == set(by_tid), f"DevTools has threads {sorted(threads)}, the trace {sorted(by_tid)}")
     for tid, mine in by_tid.items():
         t = threads[tid]
-        check(t["name"] == f"{comm} {tid}", f"DevTools names thread {tid} {t['name']!r}")
+        own = (names or {}).get(tid, comm)
+        check(t["name"] == f"{own} {tid}", f"DevTools names thread {tid} {t['name']!r}")
         check(len(t["slices"]) == len(mine), f"tid {tid}: DevTools has {len(t['slices'])} slices for {len(mine)} calls")
         for sl in t["slices"]:
             # A slice that does not nest stays out of DevTools' tree (no depth).
@@ -236,6 +239,22 @@ def test_viewer_perfetto_threads():
         check_devtools(trace, rows)
         check(len(profiles) == THREADS + (1 if any(r["tid"] == r["pid"] for r in rows) else 0),
               f"{len(profiles)} thread tracks for {THREADS} threads")
+
+
+@modes("session")
+def test_viewer_perfetto_named_threads():
+    """Threads that named themselves (pthread_setname_np) and exited: both
+    viewers title each thread with its own name."""
+    require_viewer()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, _ = record(tmp, [DRIVER, "namedthreads", str(THREADS), str(THREAD_CALLS)])
+        _, rows, _ = dump_csv(trace)
+        check(len(rows) == THREADS * THREAD_CALLS, f"{len(rows)} calls recorded for {THREADS * THREAD_CALLS}")
+        with open(os.path.join(trace, "meta.json")) as f:
+            names = {t["tid"]: t["comm"] for t in json.load(f)["threads"]}
+        check(sorted(names.values()) == sorted(f"worker-{i}" for i in range(THREADS)), f"thread names {names}")
+        check_chrome_trace(trace, rows, "perfetto-named-threads", names)
+        check_devtools(trace, rows, names)
 
 
 @modes("session")

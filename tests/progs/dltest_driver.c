@@ -151,6 +151,37 @@ static void *thread_calls(void *arg)
 	return NULL;
 }
 
+/*
+ * A thread that names itself "worker-<i>", makes its calls, renames itself
+ * "done-<i>" (after its last call: the trace must keep the name it called
+ * under) and exits. Its tid and name go to stderr as the test's oracle.
+ */
+struct named_thread {
+	long index, calls;
+	int rename;		/* then renamed "again-<i>", one more call: the later name is the one kept */
+};
+
+static void *named_thread_calls(void *arg)
+{
+	const struct named_thread *nt = arg;
+	char name[16];
+
+	snprintf(name, sizeof(name), "worker-%ld", nt->index);
+	if (pthread_setname_np(pthread_self(), name))
+		exit(6);
+	fprintf(stderr, "dltest: thread %d %s\n", gettid(), name);
+	thread_calls((void *)nt->calls);
+	if (nt->rename) {
+		snprintf(name, sizeof(name), "again-%ld", nt->index);
+		pthread_setname_np(pthread_self(), name);
+		fprintf(stderr, "dltest: thread %d %s\n", gettid(), name);
+		thread_calls((void *)1);
+	}
+	snprintf(name, sizeof(name), "done-%ld", nt->index);
+	pthread_setname_np(pthread_self(), name);
+	return NULL;
+}
+
 static int run(int argc, char **argv)
 {
 	const char *mode = argv[0];
@@ -170,6 +201,19 @@ static int run(int argc, char **argv)
 			pthread_create(&t[i], NULL, body, (void *)m);
 		for (long i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
+	} else if (!strcmp(mode, "namedthreads")) {
+		/*
+		 * namedthreads T N [rename]: T threads one after the other, each named
+		 * worker-<i>, N calls of dlt_add each; rename: then one more as again-<i>
+		 */
+		for (long i = 0; i < n; i++) {
+			struct named_thread nt = { .index = i, .calls = m, .rename = argc > 3 && !strcmp(argv[3], "rename") };
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, named_thread_calls, &nt))
+				return 3;
+			pthread_join(t, NULL);
+		}
 	} else if (!strcmp(mode, "recurse")) {	/* recurse DEPTH REPS */
 		for (long i = 0; i < m; i++)
 			sink = dlt_recurse((int)n);

@@ -39,6 +39,10 @@ static struct trace_meta *sample(void)
 	assert_int_equal(trace_meta__set_process(m, 100, "bash", 7), 0);
 	assert_int_equal(trace_meta__set_process(m, 200, "x", UINT64_MAX), 0);
 	assert_int_equal(trace_meta__set_process(m, 300, "gzip-after-exec", 8), 0);
+	assert_int_equal(trace_meta__set_thread(m, 302, 300, "worker-2"), 0);
+	assert_int_equal(trace_meta__set_thread(m, 301, 300, "worker-1"), 0);
+	assert_int_equal(trace_meta__set_thread(m, 301, 300, "renamed"), 0);
+	m->threads_unnamed = 9;
 	assert_int_equal(trace_meta__set_nr_cpus(m, 3), 0);
 	m->cpus[1].ringbuf_drops = 5;
 	m->cpus[2].write_lost = 6;
@@ -65,6 +69,11 @@ static void test_roundtrip(void **state)
 	assert_string_equal(trace_meta__find_process(p, 300)->comm, "gzip-after-exec");
 	assert_int_equal(trace_meta__find_process(p, 200)->cgroup_id, UINT64_MAX);
 	assert_null(trace_meta__find_process(p, 150));
+	assert_int_equal(p->nr_threads, 2);
+	assert_string_equal(trace_meta__find_thread(p, 300, 301)->comm, "renamed");
+	assert_string_equal(trace_meta__find_thread(p, 300, 302)->comm, "worker-2");
+	assert_null(trace_meta__find_thread(p, 100, 302));	/* a tid is named only in its own process */
+	assert_int_equal(p->threads_unnamed, 9);
 	assert_int_equal(p->realtime_offset_ns, -42);
 	assert_int_equal(trace_meta__drops(p), 5);
 	assert_int_equal(trace_meta__write_lost(p), 6);
@@ -85,10 +94,40 @@ static void test_roundtrip(void **state)
 	assert_int_equal(trace_meta__parse(&p, b, lb, err, sizeof(err)), 0);
 	assert_true(p->merged);
 	assert_int_equal(p->merge.records, 10);
+	assert_int_equal(p->nr_threads, 2);
 	free(a);
 	free(b);
 	trace_meta__free(p);
 	trace_meta__free(d);
+	trace_meta__free(m);
+}
+
+/* Metadata written before threads were named (no "threads", no diag.threads_unnamed) reads. */
+static void test_without_threads(void **state)
+{
+	struct trace_meta *m = sample(), *p;
+	char *a, *t, err[256];
+	size_t la;
+
+	(void)state;
+	for (size_t i = 0; i < m->nr_threads; i++)
+		free(m->threads[i].comm);
+	m->nr_threads = 0;
+	m->threads_unnamed = 0;
+	a = trace_meta__to_json(m, &la);
+	assert_non_null(a);
+	t = strstr(a, "\"threads\"");
+	assert_non_null(t);
+	/* "threads": [ ], -> spaces, a key no reader minds. */
+	memset(t, ' ', (size_t)(strchr(t, ']') + 2 - t));
+	t = strstr(a, "\"threads_unnamed\"");
+	assert_non_null(t);
+	memcpy(t, "\"x_", 3);
+	assert_int_equal(trace_meta__parse(&p, a, la, err, sizeof(err)), 0);
+	assert_int_equal(p->nr_threads, 0);
+	assert_null(trace_meta__find_thread(p, 300, 301));
+	free(a);
+	trace_meta__free(p);
 	trace_meta__free(m);
 }
 
@@ -227,6 +266,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_without_threads),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_truncated_and_trailing),

@@ -15,6 +15,7 @@ struct dumper {
 	char **demangled;		/* per function id; NULL where the symbol does not demangle */
 	const char *events[DLPROF_MAX_EVENTS];
 	struct export_proc *procs;
+	struct export_thread *threads;
 	struct export_head head;
 	char unknown[32];
 };
@@ -52,9 +53,15 @@ static int head_init(struct dumper *d, int weight)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nr_procs; i++)
 		d->procs[i] = (struct export_proc){ m->procs[i].pid, m->procs[i].comm };
+	d->threads = calloc(m->nr_threads ? m->nr_threads : 1, sizeof(*d->threads));
+	if (!d->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_threads; i++)
+		d->threads[i] = (struct export_thread){ m->threads[i].tid, m->threads[i].pid, m->threads[i].comm };
 	d->head = (struct export_head){ .events = d->events, .nr_events = m->nr_events,
 					.start_ns = m->mono_start_ns, .procs = d->procs,
-					.nr_procs = m->nr_procs, .weight = weight };
+					.nr_procs = m->nr_procs, .threads = d->threads,
+					.nr_threads = m->nr_threads, .weight = weight };
 	return 0;
 }
 
@@ -122,6 +129,7 @@ int call_stream_write(struct trace_input *in, const struct exporter *e, FILE *ou
 	}
 cleanup:
 	free(d.procs);
+	free(d.threads);
 	trace_demangled_names_free(d.demangled, d.m->nr_funcs);
 	return ret < 0 ? ret : 0;
 }

@@ -59,17 +59,25 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 	info->drops = trace_meta__drops(m) + trace_meta__write_lost(m);
 	info->orphan_returns = m->orphan_returns;
 	info->incomplete = m->untimed_calls;
+	info->threads_unnamed = m->threads_unnamed;
 	if (m->last_flush_ns > m->mono_start_ns)
 		info->elapsed_s = (double)(m->last_flush_ns - m->mono_start_ns) / 1e9;
 }
 
-/* The threads' command names, from the processes the metadata names. */
+/*
+ * The threads' names: each thread's own (pthread_setname_np) where the
+ * metadata has it, else its process's command name (older traces).
+ */
 static void name_tracks(struct report_timeline *tl, const struct trace_meta *m)
 {
 	for (size_t i = 0; i < tl->nr_tracks; i++) {
+		const struct trace_thread *t = trace_meta__find_thread(m, tl->tracks[i].pid, tl->tracks[i].tid);
 		const struct trace_proc *p = trace_meta__find_process(m, tl->tracks[i].pid);
 
-		tl->tracks[i].comm = p && p->comm && *p->comm ? p->comm : NULL;
+		if (t && *t->comm)
+			tl->tracks[i].comm = t->comm;
+		else
+			tl->tracks[i].comm = p && p->comm && *p->comm ? p->comm : NULL;
 	}
 }
 

@@ -148,6 +148,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.by = (enum attr_by)l->opts.by;
 	l->info.group_overflow = t->group_overflow;
 	l->info.proc_meta_full = t->proc_meta_full;
+	l->info.threads_unnamed = t->thread_names_full;
 	l->info.counter_read_failed = t->counter_read_failed;
 	l->info.oncpu_resynced = t->oncpu_resynced;
 	l->info.compensated = t->compensated;

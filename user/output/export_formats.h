@@ -9,6 +9,8 @@
 const char *export_base_name(const char *path);
 /* The command name h's metadata gives pid, or NULL. */
 const char *export_comm(const struct export_head *h, uint32_t pid);
+/* The thread's own name h's metadata gives tid of pid, or NULL (older traces have none). */
+const char *export_thread_comm(const struct export_head *h, uint32_t pid, uint32_t tid);
 
 int perfetto_begin(FILE *out, struct export_head *h);
 void perfetto_record(FILE *out, const struct export_head *h, const struct export_call *c);

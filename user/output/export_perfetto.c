@@ -43,11 +43,16 @@ static void name_track(FILE *out, struct export_state *s, const char *what, uint
 	fputs("}}", out);
 }
 
-/* Names the process (comm, else its pid) and the thread (comm and tid) the first time each is met. */
+/*
+ * Names the process (comm, else its pid) and the thread the first time
+ * each is met: the thread's own name and tid ("worker-3 4242") where the
+ * trace has it, else its process's comm and tid (traces from before thread
+ * names, a thread the kernel's map had no room for).
+ */
 static void name_thread(FILE *out, const struct export_head *h, uint32_t pid, uint32_t tid)
 {
 	struct export_state *s = h->state;
-	const char *comm = export_comm(h, pid);
+	const char *comm = export_comm(h, pid), *own = export_thread_comm(h, pid, tid);
 	uint64_t key = (uint64_t)pid << 32 | tid;
 	char name[64];
 	size_t v;
@@ -60,6 +65,8 @@ static void name_thread(FILE *out, const struct export_head *h, uint32_t pid, ui
 		if (u64_map_put(&s->seen, PROC_KEY(pid), 0))
 			s->err = -ENOMEM;
 	}
+	if (own)
+		comm = own;
 	snprintf(name, sizeof(name), "%.40s%s%u", comm ? comm : "", comm ? " " : "", tid);
 	name_track(out, s, "thread_name", pid, tid, name);
 	if (u64_map_put(&s->seen, key, 0))

@@ -33,6 +33,24 @@ const char *export_comm(const struct export_head *h, uint32_t pid)
 	return NULL;
 }
 
+const char *export_thread_comm(const struct export_head *h, uint32_t pid, uint32_t tid)
+{
+	size_t lo = 0, hi = h->nr_threads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct export_thread *t = &h->threads[mid];
+
+		if (t->tid == tid)
+			return t->pid == pid && t->comm && *t->comm ? t->comm : NULL;
+		if (t->tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* RFC 4180: quote a field only when it holds a separator, a quote or a line break. */
 static void csv_field(FILE *out, const char *s)
 {

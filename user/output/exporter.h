@@ -35,6 +35,13 @@ struct export_proc {
 	const char *comm;		/* NULL or "": unknown */
 };
 
+/* A thread's own name (pthread_setname_np, PR_SET_NAME), as the trace recorded it. */
+struct export_thread {
+	uint32_t tid;
+	uint32_t pid;
+	const char *comm;		/* NULL or "": unknown */
+};
+
 /* A format's own state across a stream, made by its begin and freed by its end. */
 struct export_state;
 
@@ -45,6 +52,8 @@ struct export_head {
 	uint64_t start_ns;		/* the recording's start, on the calls' clock */
 	const struct export_proc *procs;	/* the processes the metadata names, sorted by pid */
 	size_t nr_procs;
+	const struct export_thread *threads;	/* the threads the metadata names, sorted by tid */
+	size_t nr_threads;
 	int weight;			/* EXPORT_WEIGHT_WALL (0: the same), _ONCPU or a counter index */
 	struct export_state *state;
 };

@@ -62,6 +62,7 @@ struct report_info {
 	enum attr_by by;		/* what a row is: a function, or a function in a group (--by) */
 	uint64_t group_overflow;	/* --by: calls in no group (the kernel's map was full) */
 	uint64_t proc_meta_full;	/* processes whose name the kernel's map had no room for */
+	uint64_t threads_unnamed;	/* thread names the kernel's map had no room for (record, a trace) */
 	uint64_t counter_read_failed;	/* perf counter reads that failed: those calls' counters are short */
 	uint64_t oncpu_resynced;	/* calls whose on-CPU time is the kernel's run time, up to a tick stale */
 	bool compensated;		/* times less the probes' own cost (docs/latency-compensation.md) */

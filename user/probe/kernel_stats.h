@@ -15,6 +15,7 @@ struct kernel_maps {
 	int records_fd;		/* -1 when the object emits no records */
 	int groups_fd;		/* group_stats: per (function, group), --by */
 	int proc_meta_fd;	/* proc_meta: each process's name and cgroup at first sight */
+	int thread_names_fd;	/* thread_names: each thread's own name (record mode) */
 	int cgroup_meta_fd;	/* cgroup_meta: each grouped cgroup's path */
 	int prog_fds[3];	/* entry, return, session; -1: not loaded */
 };

@@ -60,6 +60,30 @@ static void note_process(struct recorder *r, __u32 pid)
 	trace_meta__set_process(m, pid, comm, cgroup_id);
 }
 
+/*
+ * The threads' own names, as the BPF side took them at their outermost
+ * calls, into the metadata before it is written: a thread that has exited
+ * keeps its entry, so short-lived threads are named too.
+ */
+static int note_threads(struct recorder *r)
+{
+	struct trace_meta *m = trace_writer__meta(r->writer);
+	struct thread_name tn;
+	__u32 tid, *prev = NULL;
+	char comm[DLPROF_COMM_LEN + 1];
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(r->maps.thread_names_fd, prev, &tid)) {
+		prev = &tid;
+		/* Deleted in between: nothing to name (no entry is deleted today). */
+		if (bpf_map_lookup_elem(r->maps.thread_names_fd, &tid, &tn))
+			continue;
+		snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(tn.comm), tn.comm);
+		err = trace_meta__set_thread(m, tid, tn.pid, comm);
+	}
+	return err;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -157,6 +181,13 @@ static int flush(struct recorder *r, uint64_t now)
 	int err;
 
 	err = kernel_diag_read(&r->maps, r->diag);
+	if (!err) {
+		struct dlprof_diag sum;
+
+		kernel_diag_sum(r->diag, r->nr_cpus, &sum);
+		trace_writer__meta(r->writer)->threads_unnamed = sum.thread_names_full;
+	}
+	err = note_threads(r) ?: err;
 	err = trace_writer__flush(r->writer, now, err ? NULL : r->diag) ?: err;
 	r->last_flush_ns = now;
 	if (err && !r->write_err)

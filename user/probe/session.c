@@ -196,6 +196,7 @@ static void note_maps(struct session *s)
 		.records_fd = bpf_map__fd(k->maps.records),
 		.groups_fd = bpf_map__fd(k->maps.group_stats),
 		.proc_meta_fd = bpf_map__fd(k->maps.proc_meta),
+		.thread_names_fd = bpf_map__fd(k->maps.thread_names),
 		.cgroup_meta_fd = bpf_map__fd(k->maps.cgroup_meta),
 		.prog_fds = { bpf_program__fd(k->progs.dlprof_entry), bpf_program__fd(k->progs.dlprof_return),
 			      bpf_program__fd(k->progs.dlprof_session) },
@@ -246,6 +247,8 @@ static int setup_attribution(struct session *s, bool record)
 		err = bpf_map__set_max_entries(k->maps.cgroup_meta, DLPROF_MAX_GROUPS);
 	if (!err && k->rodata->proc_meta_on)
 		err = bpf_map__set_max_entries(k->maps.proc_meta, DLPROF_MAX_PROCS);
+	if (!err && record)
+		err = bpf_map__set_max_entries(k->maps.thread_names, DLPROF_MAX_THREADS);
 	return err;
 }
 
@@ -607,6 +610,7 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 	s->tot.unwind_slots = diag.unwind_slots;
 	s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
 	s->tot.group_overflow = diag.group_overflow;
+	s->tot.thread_names_full = diag.thread_names_full;
 	s->tot.proc_meta_full = diag.proc_meta_full;
 	s->tot.counter_read_failed = diag.counter_read_failed;
 	s->tot.oncpu_resynced = diag.oncpu_resynced;

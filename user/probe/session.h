@@ -81,6 +81,7 @@ struct session_totals {
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' share */
 	uint64_t group_overflow;	/* --by: calls counted for their function but in no group (map full) */
 	uint64_t proc_meta_full;	/* processes whose name could not be kept (map full) */
+	uint64_t thread_names_full;	/* record: thread names that could not be kept (map full) */
 	uint64_t counter_read_failed;	/* perf counter reads that failed: those calls' counters are short */
 	uint64_t oncpu_resynced;	/* calls whose on-CPU time is the kernel's run time, up to a tick stale */
 	uint64_t records_written;	/* record mode, once finished */

@@ -44,6 +44,9 @@ void trace_meta__free(struct trace_meta *m)
 	}
 	for (size_t i = 0; i < m->nr_procs; i++)
 		free(m->procs[i].comm);
+	for (size_t i = 0; i < m->nr_threads; i++)
+		free(m->threads[i].comm);
+	free(m->threads);
 	free(m->funcs);
 	free(m->procs);
 	free(m->cpus);
@@ -140,6 +143,58 @@ int trace_meta__set_process(struct trace_meta *m, __u32 pid, const char *comm, _
 	return 0;
 }
 
+/* Index of tid in threads, or where it would go. */
+static size_t thread_slot(const struct trace_meta *m, __u32 tid)
+{
+	size_t lo = 0, hi = m->nr_threads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct trace_thread *trace_meta__find_thread(const struct trace_meta *m, __u32 pid, __u32 tid)
+{
+	size_t i = thread_slot(m, tid);
+
+	if (i < m->nr_threads && m->threads[i].tid == tid && m->threads[i].pid == pid)
+		return &m->threads[i];
+	return NULL;
+}
+
+int trace_meta__set_thread(struct trace_meta *m, __u32 tid, __u32 pid, const char *comm)
+{
+	size_t i = thread_slot(m, tid);
+	char *c;
+
+	if (i < m->nr_threads && m->threads[i].tid == tid && m->threads[i].pid == pid &&
+	    !strcmp(m->threads[i].comm, comm))
+		return 0;
+	c = strdup(comm);
+	if (!c)
+		return -ENOMEM;
+	if (i < m->nr_threads && m->threads[i].tid == tid) {
+		free(m->threads[i].comm);
+		m->threads[i].comm = c;
+		m->threads[i].pid = pid;
+		return 0;
+	}
+	if (ARRAY_RESERVE(m->threads, m->cap_threads, m->nr_threads + 1)) {
+		free(c);
+		return -ENOMEM;
+	}
+	memmove(&m->threads[i + 1], &m->threads[i], (m->nr_threads - i) * sizeof(*m->threads));
+	m->threads[i] = (struct trace_thread){ .tid = tid, .pid = pid, .comm = c };
+	m->nr_threads++;
+	return 0;
+}
+
 int trace_meta__set_nr_cpus(struct trace_meta *m, __u32 nr_cpus)
 {
 	struct trace_cpu_counts *c;
@@ -186,6 +241,7 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 	d->reorder_window_ns = m->reorder_window_ns;
 	d->orphan_returns = m->orphan_returns;
 	d->untimed_calls = m->untimed_calls;
+	d->threads_unnamed = m->threads_unnamed;
 	d->merged = m->merged;
 	d->merge = m->merge;
 	if (m->attach_mode)
@@ -201,6 +257,8 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 	for (size_t i = 0; i < m->nr_procs && !err; i++)
 		err = trace_meta__set_process(d, m->procs[i].pid, m->procs[i].comm,
 					      m->procs[i].cgroup_id);
+	for (size_t i = 0; i < m->nr_threads && !err; i++)
+		err = trace_meta__set_thread(d, m->threads[i].tid, m->threads[i].pid, m->threads[i].comm);
 	if (!err && m->nr_cpus) {
 		err = trace_meta__set_nr_cpus(d, m->nr_cpus);
 		if (!err)
@@ -306,6 +364,22 @@ static void procs_json(const struct trace_meta *m, struct json_object *root, int
 	}
 }
 
+static void threads_json(const struct trace_meta *m, struct json_object *root, int *err)
+{
+	struct json_object *a = new_arr(root, "threads", err);
+
+	for (size_t i = 0; i < m->nr_threads && !*err; i++) {
+		struct json_object *o = json_object_new_object();
+
+		append(a, o, err);
+		if (*err)
+			return;
+		put_u64(o, "tid", m->threads[i].tid, err);
+		put_u64(o, "pid", m->threads[i].pid, err);
+		put(o, "comm", json_object_new_string(m->threads[i].comm), err);
+	}
+}
+
 static void cpus_json(const struct trace_meta *m, struct json_object *root, int *err)
 {
 	struct json_object *a = new_arr(root, "cpus", err);
@@ -360,6 +434,7 @@ static void misc_json(const struct trace_meta *m, struct json_object *root, int 
 	if (o) {
 		put_u64(o, "orphan_returns", m->orphan_returns, err);
 		put_u64(o, "untimed_calls", m->untimed_calls, err);
+		put_u64(o, "threads_unnamed", m->threads_unnamed, err);
 	}
 	if (m->merged) {
 		o = new_obj(root, "merge", err);
@@ -390,6 +465,7 @@ char *trace_meta__to_json(const struct trace_meta *m, size_t *len)
 	misc_json(m, root, &err);
 	funcs_json(m, root, &err);
 	procs_json(m, root, &err);
+	threads_json(m, root, &err);
 	cpus_json(m, root, &err);
 	if (err)
 		goto cleanup;
@@ -623,6 +699,35 @@ static void parse_procs(struct parse *p, struct json_object *root, struct trace_
 	}
 }
 
+/* Optional: traces written before threads were named have none (same format version). */
+static void parse_threads(struct parse *p, struct json_object *root, struct trace_meta *m)
+{
+	struct json_object *a = get(p, root, "the metadata", "threads", json_type_array, false);
+	char ctx[48];
+
+	for (size_t i = 0; a && i < json_object_array_length(a) && !p->failed; i++) {
+		struct json_object *o = json_object_array_get_idx(a, i);
+		const char *comm;
+		__u64 tid, pid;
+
+		snprintf(ctx, sizeof(ctx), "thread %zu", i);
+		if (!json_object_is_type(o, json_type_object)) {
+			fail(p, "%s is not an object", ctx);
+			return;
+		}
+		tid = get_u64(p, o, ctx, "tid", true);
+		pid = get_u64(p, o, ctx, "pid", true);
+		comm = get_str(p, o, ctx, "comm");
+		if (p->failed)
+			return;
+		if (tid > UINT32_MAX || pid > UINT32_MAX) {
+			fail(p, "%s has tid %" PRIu64 " pid %" PRIu64, ctx, (uint64_t)tid, (uint64_t)pid);
+			return;
+		}
+		nomem(p, trace_meta__set_thread(m, (__u32)tid, (__u32)pid, comm));
+	}
+}
+
 static void parse_cpus(struct parse *p, struct json_object *root, struct trace_meta *m)
 {
 	struct json_object *a = get(p, root, "the metadata", "cpus", json_type_array, true);
@@ -664,6 +769,7 @@ static void parse_rest(struct parse *p, struct json_object *root, struct trace_m
 	if (o) {
 		m->orphan_returns = get_u64(p, o, "diag", "orphan_returns", false);
 		m->untimed_calls = get_u64(p, o, "diag", "untimed_calls", false);
+		m->threads_unnamed = get_u64(p, o, "diag", "threads_unnamed", false);
 	}
 	o = get(p, root, "the metadata", "merge", json_type_object, false);
 	if (o) {
@@ -699,6 +805,7 @@ static void parse_root(struct parse *p, struct json_object *root, struct trace_m
 	parse_events(p, root, m);
 	parse_funcs(p, root, m);
 	parse_procs(p, root, m);
+	parse_threads(p, root, m);
 	parse_cpus(p, root, m);
 	parse_rest(p, root, m);
 }

@@ -28,6 +28,13 @@ struct trace_proc {
 	char *comm;
 };
 
+/* A thread's own name (pthread_setname_np, PR_SET_NAME) as it made its calls. */
+struct trace_thread {
+	__u32 tid;
+	__u32 pid;
+	char *comm;
+};
+
 struct trace_cpu_counts {
 	__u64 ringbuf_drops;		/* records the kernel lost to a full ringbuf */
 	__u64 write_lost;		/* records lost because their block could not be written */
@@ -72,6 +79,11 @@ struct trace_meta {
 	size_t nr_procs;
 	size_t cap_procs;
 
+	struct trace_thread *threads;	/* sorted by tid; none in traces written before threads were named */
+	size_t nr_threads;
+	size_t cap_threads;
+	__u64 threads_unnamed;		/* thread names the kernel's map had no room for */
+
 	struct trace_cpu_counts *cpus;	/* one per shard */
 	__u32 nr_cpus;
 
@@ -93,6 +105,10 @@ int trace_meta__add_func(struct trace_meta *m, const char *lib, const char *buil
 /* Adds pid, or updates its comm and cgroup (after an exec). 0 or -ENOMEM. */
 int trace_meta__set_process(struct trace_meta *m, __u32 pid, const char *comm, __u64 cgroup_id);
 const struct trace_proc *trace_meta__find_process(const struct trace_meta *m, __u32 pid);
+/* Adds tid, or updates its pid and comm (a rename, a tid used again). 0 or -ENOMEM. */
+int trace_meta__set_thread(struct trace_meta *m, __u32 tid, __u32 pid, const char *comm);
+/* The thread's name, or NULL when the metadata has none for tid in pid. */
+const struct trace_thread *trace_meta__find_thread(const struct trace_meta *m, __u32 pid, __u32 tid);
 /* Sizes the per-CPU counts (zeroed). 0 or -errno. */
 int trace_meta__set_nr_cpus(struct trace_meta *m, __u32 nr_cpus);
 int trace_meta__set_attach(struct trace_meta *m, const char *mode, double ms, __u64 skipped);
