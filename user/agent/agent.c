@@ -112,6 +112,7 @@ static int start_profile(struct agent *a)
 			.max_duty = MAX_DUTY,
 		},
 		.trap_ns = trap_ns(),
+		.series_grace_s = o->series_grace_s,
 		.verbose = o->verbose,
 	};
 	struct agent_profile_stats st;

@@ -15,6 +15,7 @@
 #define AGENT_MAX_OVERHEAD_PCT_DEFAULT 1.0
 #define AGENT_MAX_SERIES_DEFAULT 2000
 #define AGENT_REFRESH_S_DEFAULT 1.0
+#define AGENT_SERIES_GRACE_S_DEFAULT 300.0
 
 struct agent_opts {
 	struct probe_selection sel;	/* borrowed */
@@ -29,6 +30,9 @@ struct agent_opts {
 	bool no_budget;
 	long max_series;
 	double refresh_s;
+	double series_grace_s;		/* a removed container's series stay this long */
+	const char *k8s_namespace;	/* globs: only containers of matching pods; NULL: any */
+	const char *k8s_pod;
 	int verbose;
 };
 

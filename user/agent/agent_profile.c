@@ -10,6 +10,7 @@
 #include "agent/agent_log.h"
 #include "agent/agent_profile.h"
 #include "agent/duration_buckets.h"
+#include "agent/group_series.h"
 #include "probe/session.h"
 
 /*
@@ -33,7 +34,6 @@ struct func_state {
 	long sampled_id;
 	bool sampled;
 	uint64_t last_calls;		/* at the last tick */
-	struct series_values off;	/* kernel totals that belong to sampling windows, not to the exact series */
 	struct series_values at_sample;	/* kernel totals when it left the links */
 	struct series_values win0;	/* kernel totals when the open window began */
 	struct series_values est;	/* the sampled series: extrapolated */
@@ -46,6 +46,7 @@ struct agent_profile {
 	struct agent_profile_opts o;
 	struct session *s;
 	struct metrics_registry *reg;
+	struct group_series *groups;	/* the exact series, per function and container */
 	size_t n;
 	struct func_state *fs;
 	uint64_t *calls;
@@ -148,6 +149,23 @@ static int read_raw(struct agent_profile *p, size_t i, struct series_values *v, 
 	return 0;
 }
 
+/* A group row's totals as series values (raw: since this session loaded); st: its stats, histogram included. */
+static void row_values(const struct func_profile *r, const struct func_stats *st, struct series_values *v)
+{
+	uint64_t cum[DURATION_BUCKETS];
+
+	memset(v, 0, sizeof(*v));
+	v->calls = (double)r->s.calls;
+	v->timed = r->entry_only == ENTRY_ONLY_NO;
+	duration_buckets_fold(st->hist, cum);
+	for (size_t k = 0; k < DURATION_BUCKETS; k++)
+		v->duration_le[k] = (double)cum[k];
+	v->duration_sum_s = (double)r->s.total_ns / 1e9;
+	v->oncpu_s = (double)r->s.oncpu_ns / 1e9;
+	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
+		v->events[e] = (double)r->s.counters[e];
+}
+
 /* a = a + k * (b - c), field by field (timed is kept from b). */
 static void add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
 			    double k)
@@ -173,22 +191,70 @@ static long series_of(struct agent_profile *p, const struct func_profile *f, boo
 	return metrics_registry__series(p->reg, &l);
 }
 
-/* The exact series of i: the kernel's totals less what sampling windows saw. */
-static int publish_exact(struct agent_profile *p, size_t i)
+/* What to do with each row of function i's groups: the row's cell, its totals now. */
+typedef int (*row_fn)(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		      const struct func_profile *r, const struct series_values *v);
+
+/* Each (function, container) row of the kernel's aggregates whose function want[] marks. */
+static int for_rows(struct agent_profile *p, const bool *want, row_fn fn)
 {
-	struct func_state *fs = &p->fs[i];
-	struct series_values v = {}, zero = {};
-	struct func_profile f;
-	int ret = read_raw(p, i, &v, &f);
+	const struct func_profile *rows;
+	const struct func_stats *st;
+	size_t n;
+	int ret = session__read_groups(p->s, &rows, &n);
 
 	if (ret)
 		return ret;
-	if (fs->exact_id < 0)
-		fs->exact_id = series_of(p, &f, false);
-	if (fs->exact_id < 0)
-		return (int)fs->exact_id;
-	add_scaled_diff(&zero, &v, &fs->off, 1.0);
-	metrics_registry__set(p->reg, fs->exact_id, &zero);
+	st = session__group_stats(p->s);
+	for (size_t r = 0; r < n; r++) {
+		long fi = group_series__func(p->groups, rows[r].func);
+		const struct agent_group *grp;
+		struct series_values v;
+		struct group_cell *c;
+
+		if (fi < 0 || !want[fi])
+			continue;
+		c = group_series__cell(p->groups, (size_t)fi, &rows[r].group, &grp);
+		if (!c)
+			return -ENOMEM;
+		row_values(&rows[r], &st[r], &v);
+		ret = fn(p, (size_t)fi, c, grp, &rows[r], &v);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The exact series of a (function, container): the kernel's totals less what sampling windows saw. */
+static int publish_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		       const struct func_profile *r, const struct series_values *v)
+{
+	struct series_values exact = {};
+
+	(void)func;
+	if (c->series_id < 0) {
+		struct series_labels l = { .lib = base_name(r->lib), .function = r->func };
+
+		group_series__labels(grp, &l);
+		c->series_id = metrics_registry__series(p->reg, &l);
+		if (c->series_id < 0)
+			return (int)c->series_id;
+	}
+	add_scaled_diff(&exact, v, &c->off, 1.0);
+	metrics_registry__set(p->reg, c->series_id, &exact);
+	return 0;
+}
+
+/* At a move between the links and sampling: where the exact series stop, or what they leave out. */
+static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		    const struct func_profile *r, const struct series_values *v)
+{
+	(void)grp;
+	(void)r;
+	if (!p->fs[func].sampled)
+		c->at_sample = *v;	/* leaving the links */
+	else
+		add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
 	return 0;
 }
 
@@ -201,6 +267,11 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	int ret;
 
 	/* The totals at the switch: what the exact series keeps, where the sampled one starts. */
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = to_sample[i] != p->fs[i].sampled;
+	ret = for_rows(p, p->mask, move_row);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
 
@@ -215,8 +286,6 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 			fs->covered_until = now;
 			if (fs->sampled_id < 0)
 				fs->sampled_id = series_of(p, &f, true);
-		} else {
-			add_scaled_diff(&fs->off, &v, &fs->at_sample, 1.0);
 		}
 		fs->sampled = to_sample[i];
 	}
@@ -288,10 +357,31 @@ static int plan_budget(struct agent_profile *p, double now)
 	return ret;
 }
 
+/* Removed containers: their series dropped after the grace, the kernel's entries freed with them. */
+static void collect(struct agent_profile *p, double now, bool final)
+{
+	size_t retired;
+	int freed;
+
+	if (final)
+		return;
+	retired = group_series__collect(p->groups, p->reg, now, p->o.series_grace_s);
+	p->st.containers = group_series__nr_groups(p->groups);
+	if (!retired)
+		return;
+	p->st.series_retired += retired;
+	freed = session__forget_removed_groups(p->s);
+	if (freed > 0)
+		p->st.groups_freed += (uint64_t)freed;
+	agent_log("collect", "series_retired=%zu kernel_entries_freed=%d containers=%zu", retired, freed,
+		  p->st.containers);
+}
+
 int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
 	double dt = now - p->last_tick;
 	uint64_t total = 0;
+	bool changed = false;
 	int ret;
 
 	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
@@ -306,21 +396,28 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 		struct func_state *fs = &p->fs[i];
 
 		total += p->calls[i];
+		p->mask[i] = false;
 		if (fs->sampled)
 			continue;
 		if (p->calls[i] == fs->last_calls) {
 			fs->cost_ns_per_s = 0;
 			continue;
 		}
-		ret = publish_exact(p, i);
-		if (ret)
-			return ret;
+		p->mask[i] = changed = true;
 		if (dt > 0)
 			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * p->st.call_cost_ns;
 		fs->last_calls = p->calls[i];
 	}
+	/* One walk of the (function, container) aggregates, when an exact function was called. */
+	if (changed) {
+		ret = for_rows(p, p->mask, publish_row);
+		if (ret)
+			return ret;
+	}
 	update_call_cost(p, total);
 	session__read_totals(p->s, &p->tot);
+	p->st.group_overflow = p->tot.group_overflow;
+	collect(p, now, final);
 	p->last_tick = now;
 	p->fast_t = now;
 	p->fast_run_ns = p->st.probe_run_ns;
@@ -468,6 +565,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		.events = p->o.events,
 		.cgroups = p->o.cgroups,
 		.nr_cgroups = p->o.nr_cgroups,
+		/* Aggregates per (function, cgroup) in the kernel: the series per container and pod. */
+		.by = ATTR_BY_CONTAINER,
 	};
 	bool no_pmu, cmd_failed;
 	int ret;
@@ -481,6 +580,9 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	if (ret)
 		return ret;
 	p->n = session__nr_funcs(p->s);
+	p->groups = group_series__new(session__table(p->s));
+	if (!p->groups)
+		return -ENOMEM;
 	p->fs = calloc(p->n, sizeof(*p->fs));
 	p->calls = calloc(p->n, sizeof(*p->calls));
 	p->mask = calloc(p->n, sizeof(*p->mask));
@@ -557,6 +659,7 @@ void agent_profile__free(struct agent_profile *p)
 				  p->tot.detach_unfinished ? " unfinished=true" : "");
 	}
 	session__free(p->s);
+	group_series__free(p->groups);
 	free(p->fs);
 	free(p->calls);
 	free(p->mask);

@@ -26,6 +26,7 @@ struct agent_profile_opts {
 	bool budget_on;
 	struct budget_opts budget;
 	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */
+	double series_grace_s;		/* a removed container's series stay exposed this long */
 	int verbose;			/* > 0: a log line per sampling window too */
 };
 
@@ -52,6 +53,10 @@ struct agent_profile_stats {
 	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */
+	size_t containers;		/* groups with series: containers, and the host */
+	uint64_t series_retired;	/* series of removed containers dropped */
+	uint64_t group_overflow;	/* calls counted for their function but in no container's series (kernel map full) */
+	uint64_t groups_freed;		/* kernel entries of removed containers freed */
 };
 
 struct agent_profile;

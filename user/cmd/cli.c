@@ -313,6 +313,27 @@ static int on_refresh(struct profile_opts *o, const char *arg, char *err, size_t
 	return parse_seconds(arg, "-refresh", &o->refresh_s, err, err_sz);
 }
 
+static int on_series_grace(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "-series-grace", &o->series_grace_s, err, err_sz);
+}
+
+static int on_k8s_namespace(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "--namespace: empty; give a Kubernetes namespace or a glob (kube-*)");
+	o->k8s_namespace = arg;
+	return 0;
+}
+
+static int on_k8s_pod(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "--pod: empty; give a pod name or a glob (web-*)");
+	o->k8s_pod = arg;
+	return 0;
+}
+
 static const struct cli_option options[] = {
 	{ CLI_PROBING, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
 	{ CLI_PROBING, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
@@ -347,6 +368,9 @@ static const struct cli_option options[] = {
 	{ CLI_AGENT, "max-overhead", 0, "PCT", "keep the probes' cost under PCT percent of one CPU (default 1) by sampling the costliest functions; off: probe everything always", on_max_overhead, 0 },
 	{ CLI_AGENT, "max-series", 0, "N", "at most N label sets of function series; the least active are folded into one (default 2000)", on_max_series, 0 },
 	{ CLI_AGENT, "refresh", 0, "SECONDS", "how often the metrics are read and the budget evaluated (default 1)", on_refresh, 0 },
+	{ CLI_AGENT, "series-grace", 0, "SECONDS", "keep a removed container's series this long, then drop them (default 300)", on_series_grace, 0 },
+	{ CLI_AGENT, "namespace", 0, "GLOB", "only containers of pods in Kubernetes namespaces matching GLOB, pods started later too", on_k8s_namespace, 0 },
+	{ CLI_AGENT, "pod", 0, "GLOB", "only containers of pods whose name matches GLOB, pods started later too", on_k8s_pod, 0 },
 	{ CLI_ALL, "help", 'h', NULL, "show this help", NULL, FLAG(help) },
 	{ CLI_PROBING, "version", 'V', NULL, "show the version", NULL, FLAG(version) },
 };

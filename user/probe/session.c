@@ -634,6 +634,16 @@ int session__read_groups(struct session *s, const struct func_profile **rows, si
 	return kernel_groups__read(s->groups, &s->maps, &s->table, rows, n);
 }
 
+int session__forget_removed_groups(struct session *s)
+{
+	return s->groups ? kernel_groups__forget_removed(s->groups, &s->maps) : 0;
+}
+
+const struct func_stats *session__group_stats(const struct session *s)
+{
+	return kernel_groups__stats(s->groups);
+}
+
 void session__totals(const struct session *s, struct session_totals *tot)
 {
 	*tot = s->tot;

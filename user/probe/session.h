@@ -162,6 +162,10 @@ int session__read_hists(struct session *s, __u64 *hists);
  * next call or session__free. Read session__read first for the totals.
  */
 int session__read_groups(struct session *s, const struct func_profile **rows, size_t *n);
+/* The raw stats (histogram included) of the rows of the last session__read_groups, row for row; NULL before it. */
+const struct func_stats *session__group_stats(const struct session *s);
+/* A long-running front end's collection: the kernel's entries of removed containers freed (kernel_groups.h). */
+int session__forget_removed_groups(struct session *s);
 
 /* The totals as last read or set, without reading the kernel's maps. */
 void session__totals(const struct session *s, struct session_totals *tot);
