@@ -113,6 +113,8 @@ static int start_profile(struct agent *a)
 		},
 		.trap_ns = trap_ns(),
 		.series_grace_s = o->series_grace_s,
+		.k8s_namespace = o->k8s_namespace,
+		.k8s_pod = o->k8s_pod,
 		.verbose = o->verbose,
 	};
 	struct agent_profile_stats st;

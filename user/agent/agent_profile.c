@@ -232,6 +232,9 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 	struct series_values exact = {};
 
 	(void)func;
+	/* Not (or not yet: its pod unknown) selected: the kernel keeps counting, the series starts whole once it is. */
+	if (!grp->selected)
+		return 0;
 	if (c->series_id < 0) {
 		struct series_labels l = { .lib = base_name(r->lib), .function = r->func };
 
@@ -580,7 +583,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	if (ret)
 		return ret;
 	p->n = session__nr_funcs(p->s);
-	p->groups = group_series__new(session__table(p->s));
+	p->groups = group_series__new(session__table(p->s),
+				      &(struct group_selector){ p->o.k8s_namespace, p->o.k8s_pod });
 	if (!p->groups)
 		return -ENOMEM;
 	p->fs = calloc(p->n, sizeof(*p->fs));

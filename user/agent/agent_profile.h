@@ -23,6 +23,7 @@ struct agent_profile_opts {
 	char *const *cgroups;		/* absolute cgroup v2 directories; none: every process */
 	size_t nr_cgroups;
 	const char *namespace, *pod, *container;	/* the target's labels; NULL: unknown */
+	const char *k8s_namespace, *k8s_pod;		/* selector globs; NULL: any */
 	bool budget_on;
 	struct budget_opts budget;
 	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */

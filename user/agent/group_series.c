@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ struct group_series {
 	struct cell_slot *cells;	/* open addressing, a power of two */
 	size_t nr_cells, cap_cells;
 	char cg_root[256];		/* the cgroup2 mount; "": unknown */
+	struct group_selector sel;
 };
 
 static int by_addr(const void *a, const void *b)
@@ -40,12 +42,14 @@ static int by_addr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct group_series *group_series__new(const struct probe_table *t)
+struct group_series *group_series__new(const struct probe_table *t, const struct group_selector *sel)
 {
 	struct group_series *gs = calloc(1, sizeof(*gs));
 
 	if (!gs)
 		return NULL;
+	if (sel)
+		gs->sel = *sel;
 	gs->funcs = calloc(t->nr_funcs ? t->nr_funcs : 1, sizeof(*gs->funcs));
 	if (!gs->funcs) {
 		free(gs);
@@ -91,6 +95,18 @@ static bool same_id(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+static void resolve_meta(struct group_series *gs, struct agent_group *g);
+
+bool group_selector_match(const struct group_selector *sel, const struct k8s_meta *m, bool in_container)
+{
+	if (!sel->namespace && !sel->pod)
+		return true;
+	if (!in_container)
+		return false;
+	return (!sel->namespace || !fnmatch(sel->namespace, m->namespace, 0)) &&
+	       (!sel->pod || !fnmatch(sel->pod, m->pod, 0));
+}
+
 /* The group of a row: the host's processes are one group, each container another. */
 static long group_of(struct group_series *gs, const struct attr_group *g)
 {
@@ -116,6 +132,9 @@ static long group_of(struct group_series *gs, const struct attr_group *g)
 		group_free(n);
 		return -ENOMEM;
 	}
+	/* Named before its first series: a selector needs the pod, and a series keeps its labels. */
+	n->selected = group_selector_match(&gs->sel, &n->meta, n->container_id);
+	resolve_meta(gs, n);
 	return (long)gs->nr_groups++;
 }
 
@@ -234,6 +253,7 @@ static void resolve_meta(struct group_series *gs, struct agent_group *g)
 	if (k8s_meta_of_process("/proc", pid, g->cgroup, &g->meta))
 		memset(&g->meta, 0, sizeof(g->meta));	/* a container id only: no pod in its path */
 	g->meta_tries = META_TRIES;
+	g->selected = group_selector_match(&gs->sel, &g->meta, true);
 }
 
 static bool cgroup_gone(const struct group_series *gs, const struct agent_group *g)

@@ -32,18 +32,27 @@ struct agent_group {
 	struct k8s_meta meta;		/* namespace and pod: "" while unknown */
 	unsigned meta_tries;		/* no process found to read them from yet */
 	double gone_since;		/* its cgroup was removed then; 0: present */
+	bool selected;			/* its pod matches the selector (always, without one) */
+};
+
+/* --namespace, --pod: globs on the pod's metadata; NULL: any. With either, the host's processes are left out. */
+struct group_selector {
+	const char *namespace;
+	const char *pod;
 };
 
 struct group_series;
 
-/* t: the session's probe table (borrowed: rows name functions by its strings). */
-struct group_series *group_series__new(const struct probe_table *t);
+/* t: the session's probe table (borrowed: rows name functions by its strings); sel copied, its strings borrowed. */
+struct group_series *group_series__new(const struct probe_table *t, const struct group_selector *sel);
 void group_series__free(struct group_series *gs);
 /* The probe table index of a row's function (rows point into the table's strings); -1: none. */
 long group_series__func(const struct group_series *gs, const char *func);
 /* The cell of (func, the row's group), made when new; *grp its group. NULL: out of memory. */
 struct group_cell *group_series__cell(struct group_series *gs, size_t func, const struct attr_group *g,
 				      const struct agent_group **grp);
+/* Whether a group's pod matches the selector: pure, for tests. */
+bool group_selector_match(const struct group_selector *sel, const struct k8s_meta *m, bool in_container);
 /* The labels of a cell's series. */
 void group_series__labels(const struct agent_group *grp, struct series_labels *l);
 /*

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""dlprof-bpf agent, series per container and pod: real podman containers
+(some set up like Kubernetes pods) and a host process call the test
+library; each series' dlprof_calls_total equals that workload's own count;
+--namespace/--pod select pods, those started later too; a removed
+container's series go after --series-grace. Runner and helpers: itest.py."""
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+from agent_test import Agent, samples
+from containers import PODMAN_RUN, driver_image, remove_cgroup_everywhere, require_podman
+
+
+class Workload:
+    """A --wait driver in a podman container; pod: (uid, hostname, namespace) sets it up like a pod's."""
+
+    def __init__(self, image, tmp, count, pod=None):
+        self.cidfile = os.path.join(tmp, f"cid-{uuid.uuid4().hex[:8]}")
+        args = ["--cidfile", self.cidfile, "--cgroup-manager", "cgroupfs"]
+        self.parent = None
+        if pod:
+            uid, hostname, namespace = pod
+            nsfile = os.path.join(tmp, f"ns-{uid}")
+            with open(nsfile, "w") as f:
+                f.write(namespace + "\n")
+            self.parent = f"/kubepods/besteffort/pod{uid}"
+            args += ["--cgroup-parent", self.parent, "--hostname", hostname,
+                     "-v", f"{nsfile}:/var/run/secrets/kubernetes.io/serviceaccount/namespace:ro"]
+        self.p = subprocess.Popen(PODMAN_RUN + args + [
+            "-v", f"{LIB}:/app/{os.path.basename(LIB)}:ro", "-e", "LD_LIBRARY_PATH=/app", image,
+            "/app/dltest_driver", "--wait", "count", str(count)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+        self.cid = open(self.cidfile).read().strip()
+
+    def stop(self):
+        if self.p.poll() is None:
+            finish(self.p)
+
+
+def series_of(text, function="dlt_add"):
+    """{container id or "": calls} and the label strings, of one function's exact series."""
+    out, labels = {}, {}
+    for lbl, v in samples(text, "dlprof_calls_total").items():
+        if f'function="{function}"' not in lbl or 'sampled="true"' in lbl:
+            continue
+        cid = lbl.split('container="')[1].split('"')[0] if 'container="' in lbl else ""
+        out[cid] = out.get(cid, 0) + v
+        labels[cid] = lbl
+    return out, labels
+
+
+def wait_series(agent, want, timeout=20):
+    deadline = time.time() + timeout
+    got = {}
+    while time.time() < deadline:
+        got, labels = series_of(agent.metrics())
+        if got == want:
+            return labels
+        time.sleep(0.2)
+    raise AssertionError(f"series {got}, want {want}: {agent.text()[-2000:]}")
+
+
+def metric(text, name):
+    return sum(samples(text, name).values())
+
+
+@contextlib.contextmanager
+def workloads():
+    """Started workloads stopped, and the pods' cgroup parents removed, whatever happens."""
+    started = []
+    try:
+        yield started
+    finally:
+        for w in started:
+            w.stop()
+        for w in started:
+            if w.parent:
+                remove_cgroup_everywhere(w.parent)
+        remove_cgroup_everywhere("/kubepods/besteffort")
+        remove_cgroup_everywhere("/kubepods")
+
+
+@modes("session")
+def test_agent_series_per_container_exact():
+    """Two containers (one like a pod) and a host process: one series each, exact; the pod's has
+    pod and namespace labels, the host's none; once a container is removed its series go
+    after --series-grace (counted), the kernel's entries for it are freed, the others stay."""
+    require_podman()
+    uid = str(uuid.uuid4())
+    with driver_image() as image, tempfile.TemporaryDirectory() as tmp, workloads() as ws:
+        ws.append(Workload(image, tmp, 30000, pod=(uid, "web-7d9c8b6f5-x2x4z", "shop")))
+        ws.append(Workload(image, tmp, 20000))
+        host = start_waiting_driver(["count", "10000"])
+        try:
+            with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--series-grace", "1"]) as a:
+                a.wait_health()
+                for w in ws:
+                    drive(w.p)
+                drive(host)
+                pod, plain = ws
+                labels = wait_series(a, {pod.cid: 30000, plain.cid: 20000, "": 10000})
+                check('pod="web-7d9c8b6f5-x2x4z"' in labels[pod.cid] and 'namespace="shop"' in labels[pod.cid],
+                      f"pod labels: {labels[pod.cid]}")
+                check("pod=" not in labels[plain.cid] and "namespace=" not in labels[plain.cid],
+                      f"a container outside a pod has no pod labels: {labels[plain.cid]}")
+                check("container=" not in labels[""], f"host labels: {labels['']}")
+                check(metric(a.metrics(), "dlprof_agent_containers") == 3, "three groups")
+                # Removed: after the grace, their series go; the host's stays.
+                for w in ws:
+                    w.stop()
+                wait_series(a, {"": 10000}, timeout=30)
+                text = a.metrics()
+                check(metric(text, "dlprof_agent_series_retired_total") == 2, "retired count")
+                check(metric(text, "dlprof_agent_containers") == 1, "groups left")
+                # One (function, cgroup) entry per container in the kernel's map: both freed.
+                freed = sum(int(n) for n in re.findall(r"event=collect .*kernel_entries_freed=(\d+)", a.text()))
+                check(freed == 2, f"kernel entries freed {freed}, want 2: {a.text()[-2000:]}")
+                check(a.stop() == 0, f"exit {a.p.returncode}")
+        finally:
+            finish(host)
+
+
+@modes("session")
+def test_agent_pod_selector():
+    """--namespace and --pod: only the matching pods' series, a matching pod started after
+    the agent too; other pods, plain containers and the host are left out."""
+    require_podman()
+    with driver_image() as image, tempfile.TemporaryDirectory() as tmp, workloads() as ws:
+        ws.append(Workload(image, tmp, 30000, pod=(str(uuid.uuid4()), "web-1", "shop")))
+        ws.append(Workload(image, tmp, 20000, pod=(str(uuid.uuid4()), "web-2", "other")))
+        ws.append(Workload(image, tmp, 15000, pod=(str(uuid.uuid4()), "db-1", "shop")))
+        host = start_waiting_driver(["count", "10000"])
+        try:
+            env = dict(os.environ, DLPROF_AGENT_POD="web-*")
+            with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--namespace", "sh*"],
+                       env=env) as a:
+                a.wait_health()
+                for w in ws:
+                    drive(w.p)
+                drive(host)
+                wait_series(a, {ws[0].cid: 30000})
+                # A pod that starts later, in the selection.
+                ws.append(Workload(image, tmp, 12345, pod=(str(uuid.uuid4()), "web-3", "shop")))
+                drive(ws[-1].p)
+                wait_series(a, {ws[0].cid: 30000, ws[-1].cid: 12345})
+                check(a.stop() == 0, f"exit {a.p.returncode}")
+        finally:
+            finish(host)
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
