@@ -370,6 +370,17 @@ static void collect(struct agent_profile *p, double now, bool final)
 		return;
 	retired = group_series__collect(p->groups, p->reg, now, p->o.series_grace_s);
 	p->st.containers = group_series__nr_groups(p->groups);
+	for (size_t i = 0; i < p->st.containers; i++) {
+		struct agent_group *g = group_series__at(p->groups, i);
+
+		/* Once its pod is known, or known to be unknowable. */
+		if (g->announced || (g->container_id && g->meta_tries < GROUP_META_TRIES))
+			continue;
+		g->announced = true;
+		agent_log("container", "id=%s pod=%s namespace=%s selected=%s", g->container_id ?: "host",
+			  g->meta.pod[0] ? g->meta.pod : "-", g->meta.namespace[0] ? g->meta.namespace : "-",
+			  g->selected ? "true" : "false");
+	}
 	if (!retired)
 		return;
 	p->st.series_retired += retired;

@@ -11,9 +11,6 @@
 #include "agent/group_series.h"
 #include "probe/cgroup_target.h"
 
-/* A container seen while no process of it could be found is asked again this many refreshes. */
-#define META_TRIES 30
-
 struct cell_slot {
 	uint64_t key;			/* func << 32 | group + 1; 0: empty */
 	struct group_cell c;
@@ -243,7 +240,7 @@ static void resolve_meta(struct group_series *gs, struct agent_group *g)
 {
 	pid_t pid;
 
-	if (!g->container_id || !g->cgroup || g->meta_tries >= META_TRIES)
+	if (!g->container_id || !g->cgroup || g->meta_tries >= GROUP_META_TRIES)
 		return;
 	pid = process_of(gs, g);
 	if (!pid) {
@@ -252,7 +249,7 @@ static void resolve_meta(struct group_series *gs, struct agent_group *g)
 	}
 	if (k8s_meta_of_process("/proc", pid, g->cgroup, &g->meta))
 		memset(&g->meta, 0, sizeof(g->meta));	/* a container id only: no pod in its path */
-	g->meta_tries = META_TRIES;
+	g->meta_tries = GROUP_META_TRIES;
 	g->selected = group_selector_match(&gs->sel, &g->meta, true);
 }
 
@@ -325,6 +322,11 @@ size_t group_series__collect(struct group_series *gs, struct metrics_registry *r
 			retired += drop_group(gs, i--, reg);
 	}
 	return retired;
+}
+
+struct agent_group *group_series__at(struct group_series *gs, size_t i)
+{
+	return i < gs->nr_groups ? &gs->groups[i] : NULL;
 }
 
 size_t group_series__nr_groups(const struct group_series *gs)

@@ -18,6 +18,9 @@
 #include "model/attribution.h"
 #include "probe/probe_table.h"
 
+/* A container seen while no process of it could be found is asked again this many refreshes. */
+#define GROUP_META_TRIES 30
+
 /* One function in one container (or on the host). */
 struct group_cell {
 	long series_id;			/* -1: not made yet */
@@ -33,6 +36,7 @@ struct agent_group {
 	unsigned meta_tries;		/* no process found to read them from yet */
 	double gone_since;		/* its cgroup was removed then; 0: present */
 	bool selected;			/* its pod matches the selector (always, without one) */
+	bool announced;			/* the agent logged it */
 };
 
 /* --namespace, --pod: globs on the pod's metadata; NULL: any. With either, the host's processes are left out. */
@@ -62,5 +66,6 @@ void group_series__labels(const struct agent_group *grp, struct series_labels *l
  */
 size_t group_series__collect(struct group_series *gs, struct metrics_registry *reg, double now, double grace_s);
 size_t group_series__nr_groups(const struct group_series *gs);
+struct agent_group *group_series__at(struct group_series *gs, size_t i);
 
 #endif /* DLPROF_AGENT_GROUP_SERIES_H */
