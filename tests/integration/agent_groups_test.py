@@ -23,7 +23,7 @@ from containers import PODMAN_RUN, driver_image, remove_cgroup_everywhere, requi
 class Workload:
     """A --wait driver in a podman container; pod: (uid, hostname, namespace) sets it up like a pod's."""
 
-    def __init__(self, image, tmp, count, pod=None):
+    def __init__(self, image, tmp, count, pod=None, pod_files=True):
         self.cidfile = os.path.join(tmp, f"cid-{uuid.uuid4().hex[:8]}")
         args = ["--cidfile", self.cidfile, "--cgroup-manager", "cgroupfs"]
         self.parent = None
@@ -33,8 +33,10 @@ class Workload:
             with open(nsfile, "w") as f:
                 f.write(namespace + "\n")
             self.parent = f"/kubepods/besteffort/pod{uid}"
-            args += ["--cgroup-parent", self.parent, "--hostname", hostname,
-                     "-v", f"{nsfile}:/var/run/secrets/kubernetes.io/serviceaccount/namespace:ro"]
+            args += ["--cgroup-parent", self.parent]
+            if pod_files:
+                args += ["--hostname", hostname,
+                         "-v", f"{nsfile}:/var/run/secrets/kubernetes.io/serviceaccount/namespace:ro"]
         self.p = subprocess.Popen(PODMAN_RUN + args + [
             "-v", f"{LIB}:/app/{os.path.basename(LIB)}:ro", "-e", "LD_LIBRARY_PATH=/app", image,
             "/app/dltest_driver", "--wait", "count", str(count)],
@@ -157,6 +159,87 @@ def test_agent_pod_selector():
                 check(a.stop() == 0, f"exit {a.p.returncode}")
         finally:
             finish(host)
+
+
+@contextlib.contextmanager
+def fake_kubelet(tmp, pods, token):
+    """A local HTTPS server answering GET /pods as a kubelet does (a PodList), to the bearer
+    token only; its self-signed certificate's file. No real kubelet exists on this machine."""
+    import http.server
+    import json
+    import ssl
+    import threading
+    cert, key = os.path.join(tmp, "kubelet.crt"), os.path.join(tmp, "kubelet.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True)
+    body = json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [
+        {"metadata": {"name": name, "namespace": ns, "uid": uid}, "spec": {"nodeName": "node-1"},
+         "status": {"phase": "Running"}} for uid, name, ns in pods]}).encode()
+    asked = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            ok = self.path == "/pods" and self.headers.get("Authorization") == f"Bearer {token}"
+            asked.append((self.path, ok))
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body if ok else b"Unauthorized")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", cert, asked
+    finally:
+        server.shutdown()
+
+
+@modes("session")
+def test_agent_kubelet_pod_names():
+    """A pod's container without the pod's files (no hostname, no service account): its pod
+    and namespace come from the kubelet's /pods (a local fake kubelet over HTTPS with a
+    bearer token), found by the pod UID of its cgroup path; --namespace selects on them."""
+    require_podman()
+    uid = str(uuid.uuid4())
+    with driver_image() as image, tempfile.TemporaryDirectory() as tmp, workloads() as ws, \
+            fake_kubelet(tmp, [(uid, "api-5f6d7c8b9-abcde", "payments")], "s3cr3t") as (url, cert, asked):
+        token = os.path.join(tmp, "token")
+        with open(token, "w") as f:
+            f.write("s3cr3t\n")
+        ws.append(Workload(image, tmp, 25000, pod=(uid, "unused", "unused"), pod_files=False))
+        ws.append(Workload(image, tmp, 5000, pod=(str(uuid.uuid4()), "other", "elsewhere")))
+        with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--namespace", "payments",
+                    "--kubelet-url", url, "--kubelet-token", token, "--kubelet-ca", cert]) as a:
+            a.wait_health()
+            for w in ws:
+                drive(w.p)
+            labels = wait_series(a, {ws[0].cid: 25000})
+            check('pod="api-5f6d7c8b9-abcde"' in labels[ws[0].cid] and 'namespace="payments"' in labels[ws[0].cid],
+                  f"labels {labels}")
+            check(asked and all(ok for _, ok in asked), f"kubelet requests {asked}")
+            check("event=kubelet pods=1" in a.text(), f"log: {a.text()[-1500:]}")
+            check(a.stop() == 0, f"exit {a.p.returncode}")
+        # A wrong token: a one-line error in the log, counted, no crash.
+        with open(token, "w") as f:
+            f.write("wrong\n")
+        with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off",
+                    "--kubelet-url", url, "--kubelet-token", token, "--kubelet-ca", cert]) as a:
+            a.wait_health()
+            ws.append(Workload(image, tmp, 1000, pod=(str(uuid.uuid4()), "unused", "unused"), pod_files=False))
+            drive(ws[-1].p)
+            deadline = time.time() + 15
+            while time.time() < deadline and "what=kubelet" not in a.text():
+                time.sleep(0.2)
+            check("answered 401" in a.text(), f"log: {a.text()[-1500:]}")
+            check(metric(a.metrics(), "dlprof_agent_kubelet_errors_total") >= 1, "errors counted")
+            check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ struct agent_opts {
 	double series_grace_s;		/* a removed container's series stay this long */
 	const char *k8s_namespace;	/* globs: only containers of matching pods; NULL: any */
 	const char *k8s_pod;
+	const char *kubelet_url;	/* NULL: none, unless a token is given (then https://$NODE_NAME:10250) */
+	const char *kubelet_token;	/* a bearer token file */
+	const char *kubelet_ca;		/* a CA file, "insecure", or NULL: the system's */
 	int verbose;
 };
 

@@ -26,6 +26,8 @@
  * before their window's cost may bring them back.
  */
 #define SAMPLED_HOLD_S 120.0
+/* A pod not in the kubelet's list asks for it again, at most this often. */
+#define KUBELET_REFETCH_S 2.0
 /* The cheap check of the probes' run time only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
 
@@ -47,6 +49,8 @@ struct agent_profile {
 	struct session *s;
 	struct metrics_registry *reg;
 	struct group_series *groups;	/* the exact series, per function and container */
+	struct kubelet_pods kpods;	/* the kubelet's last pod list */
+	double kubelet_t;		/* when it was last asked; 0: never */
 	size_t n;
 	struct func_state *fs;
 	uint64_t *calls;
@@ -571,6 +575,31 @@ void agent_profile__stats(const struct agent_profile *p, struct agent_profile_st
 	st->orphan_returns = p->tot.orphan_returns;
 }
 
+/* A pod's name and namespace from the kubelet's list, asked again when a new pod is not in it. */
+static bool kubelet_lookup(void *ctx, const char *uid, struct k8s_meta *m)
+{
+	struct agent_profile *p = ctx;
+	const struct kubelet_pod *k = kubelet_pods_find(&p->kpods, uid);
+	double now = mono_s();
+	char err[512];
+
+	if (!k && (!p->kubelet_t || now - p->kubelet_t >= KUBELET_REFETCH_S)) {
+		p->kubelet_t = now;
+		if (kubelet_pods_fetch(p->o.kubelet, &p->kpods, err, sizeof(err))) {
+			p->st.kubelet_errors++;
+			agent_log("error", "what=kubelet msg=\"%s\"", err);
+		} else {
+			agent_log("kubelet", "pods=%zu", p->kpods.nr);
+		}
+		k = kubelet_pods_find(&p->kpods, uid);
+	}
+	if (!k)
+		return false;
+	snprintf(m->pod, sizeof(m->pod), "%s", k->name);
+	snprintf(m->namespace, sizeof(m->namespace), "%s", k->namespace);
+	return true;
+}
+
 static int setup(struct agent_profile *p, char *err, size_t err_sz)
 {
 	struct session_opts so = {
@@ -598,6 +627,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 				      &(struct group_selector){ p->o.k8s_namespace, p->o.k8s_pod });
 	if (!p->groups)
 		return -ENOMEM;
+	if (p->o.kubelet)
+		group_series__set_lookup(p->groups, kubelet_lookup, p);
 	p->fs = calloc(p->n, sizeof(*p->fs));
 	p->calls = calloc(p->n, sizeof(*p->calls));
 	p->mask = calloc(p->n, sizeof(*p->mask));
@@ -675,6 +706,7 @@ void agent_profile__free(struct agent_profile *p)
 	}
 	session__free(p->s);
 	group_series__free(p->groups);
+	kubelet_pods_free(&p->kpods);
 	free(p->fs);
 	free(p->calls);
 	free(p->mask);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "agent/budget.h"
+#include "agent/kubelet_pods.h"
 #include "agent/metrics_registry.h"
 #include "probe/probe_table.h"
 
@@ -24,6 +25,7 @@ struct agent_profile_opts {
 	size_t nr_cgroups;
 	const char *namespace, *pod, *container;	/* the target's labels; NULL: unknown */
 	const char *k8s_namespace, *k8s_pod;		/* selector globs; NULL: any */
+	const struct kubelet_client_opts *kubelet;	/* the pod list's source; NULL: the containers' files only */
 	bool budget_on;
 	struct budget_opts budget;
 	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */
@@ -58,6 +60,7 @@ struct agent_profile_stats {
 	uint64_t series_retired;	/* series of removed containers dropped */
 	uint64_t group_overflow;	/* calls counted for their function but in no container's series (kernel map full) */
 	uint64_t groups_freed;		/* kernel entries of removed containers freed */
+	uint64_t kubelet_errors;	/* pod list requests that failed */
 };
 
 struct agent_profile;

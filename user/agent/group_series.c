@@ -30,6 +30,8 @@ struct group_series {
 	size_t nr_cells, cap_cells;
 	char cg_root[256];		/* the cgroup2 mount; "": unknown */
 	struct group_selector sel;
+	pod_lookup_fn lookup;
+	void *lookup_ctx;
 };
 
 static int by_addr(const void *a, const void *b)
@@ -59,6 +61,12 @@ struct group_series *group_series__new(const struct probe_table *t, const struct
 	if (cgroup2_mount(gs->cg_root, sizeof(gs->cg_root)))
 		gs->cg_root[0] = '\0';
 	return gs;
+}
+
+void group_series__set_lookup(struct group_series *gs, pod_lookup_fn fn, void *ctx)
+{
+	gs->lookup = fn;
+	gs->lookup_ctx = ctx;
 }
 
 static void group_free(struct agent_group *g)
@@ -242,6 +250,13 @@ static void resolve_meta(struct group_series *gs, struct agent_group *g)
 
 	if (!g->container_id || !g->cgroup || g->meta_tries >= GROUP_META_TRIES)
 		return;
+	/* The pod's UID is in the cgroup path: the kubelet's list names it, no process needed. */
+	if (gs->lookup && !k8s_ids_from_cgroup(g->cgroup, &g->meta.ids) && g->meta.ids.pod_uid[0] &&
+	    gs->lookup(gs->lookup_ctx, g->meta.ids.pod_uid, &g->meta)) {
+		g->meta_tries = GROUP_META_TRIES;
+		g->selected = group_selector_match(&gs->sel, &g->meta, true);
+		return;
+	}
 	pid = process_of(gs, g);
 	if (!pid) {
 		g->meta_tries++;

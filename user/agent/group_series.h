@@ -47,9 +47,14 @@ struct group_selector {
 
 struct group_series;
 
+/* A pod's name and namespace from elsewhere than its files (the kubelet's pod list); false: unknown. */
+typedef bool (*pod_lookup_fn)(void *ctx, const char *pod_uid, struct k8s_meta *m);
+
 /* t: the session's probe table (borrowed: rows name functions by its strings); sel copied, its strings borrowed. */
 struct group_series *group_series__new(const struct probe_table *t, const struct group_selector *sel);
 void group_series__free(struct group_series *gs);
+/* Asked first for containers in a pod's cgroup (before the container's own files). */
+void group_series__set_lookup(struct group_series *gs, pod_lookup_fn fn, void *ctx);
 /* The probe table index of a row's function (rows point into the table's strings); -1: none. */
 long group_series__func(const struct group_series *gs, const char *func);
 /* The cell of (func, the row's group), made when new; *grp its group. NULL: out of memory. */

@@ -81,6 +81,9 @@ struct profile_opts {
 	double series_grace_s;		/* --series-grace: a removed container's series kept; 0: not given */
 	const char *k8s_namespace;	/* --namespace GLOB: only pods of matching namespaces; NULL: any */
 	const char *k8s_pod;		/* --pod GLOB: only matching pods; NULL: any */
+	const char *kubelet_url;	/* --kubelet-url */
+	const char *kubelet_token;	/* --kubelet-token FILE */
+	const char *kubelet_ca;		/* --kubelet-ca FILE|insecure */
 };
 
 #define RINGBUF_BYTES_DEFAULT (16u << 20)

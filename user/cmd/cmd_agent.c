@@ -35,6 +35,9 @@ static const struct {
 	{ "DLPROF_AGENT_SERIES_GRACE", "series-grace", 0 },
 	{ "DLPROF_AGENT_NAMESPACE", "namespace", 0 },
 	{ "DLPROF_AGENT_POD", "pod", 0 },
+	{ "DLPROF_AGENT_KUBELET_URL", "kubelet-url", 0 },
+	{ "DLPROF_AGENT_KUBELET_TOKEN", "kubelet-token", 0 },
+	{ "DLPROF_AGENT_KUBELET_CA", "kubelet-ca", 0 },
 	{ "DLPROF_AGENT_EVENTS", "event", 'e' },
 	{ "DLPROF_AGENT_ATTACH", "attach", 0 },
 };
@@ -151,6 +154,9 @@ int cmd_agent(int argc, char **argv)
 		.series_grace_s = opts.series_grace_s ?: AGENT_SERIES_GRACE_S_DEFAULT,
 		.k8s_namespace = opts.k8s_namespace,
 		.k8s_pod = opts.k8s_pod,
+		.kubelet_url = opts.kubelet_url,
+		.kubelet_token = opts.kubelet_token,
+		.kubelet_ca = opts.kubelet_ca,
 		.verbose = opts.verbose,
 	};
 	cli_selection(&opts, &ao.sel);
