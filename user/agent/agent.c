@@ -96,7 +96,8 @@ static void publish(struct agent *a)
 		prom_buf_free(&b);
 		return;		/* the last good exposition stays */
 	}
-	http_server__publish(a->http, b.data, b.len, a->self.attached);
+	/* Healthy once attached and, with a budget, past the cold start: calls from then on are counted. */
+	http_server__publish(a->http, b.data, b.len, a->self.attached && a->prof && agent_profile__ready(a->prof));
 }
 
 static int start_profile(struct agent *a)

@@ -41,6 +41,7 @@ struct func_state {
 	struct series_values est;	/* the sampled series: extrapolated */
 	double covered_until;		/* the sampled series accounts for the time up to here */
 	double sampled_since;
+	bool measured;			/* its cost is known: from the links, or a window */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
 };
 
@@ -71,6 +72,7 @@ struct agent_profile {
 	double fast_t;
 	uint64_t fast_run_ns;
 	struct session_totals tot;
+	bool calibrated;		/* the plan after the first windows is made (cold start over) */
 };
 
 static double mono_s(void)
@@ -344,7 +346,7 @@ static int plan_budget(struct agent_profile *p, double now)
 	for (size_t i = 0; i < p->n; i++) {
 		p->cost[i] = p->fs[i].cost_ns_per_s;
 		p->plan[i] = p->fs[i].sampled;
-		p->mask[i] = p->fs[i].sampled && now - p->fs[i].sampled_since < SAMPLED_HOLD_S;
+		p->mask[i] = p->fs[i].sampled && (now - p->fs[i].sampled_since < SAMPLED_HOLD_S || !p->fs[i].measured);
 	}
 	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
@@ -441,6 +443,9 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	p->fast_run_ns = p->st.probe_run_ns;
 	if (p->o.budget_on && !final)
 		ret = plan_budget(p, now);
+	/* A plan made from measured costs: the functions are where they stay. */
+	if (p->st.windows || !p->o.budget_on)
+		p->calibrated = true;
 	metrics_registry__settle(p->reg);
 	return ret;
 }
@@ -502,6 +507,9 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		}
 		/* The window's calls stand for every call since the series was last brought up to date. */
 		k = (now - fs->covered_until) / span;
+		fs->measured = true;
+		if (fs->sampled_id < 0 && v.calls > fs->win0.calls)
+			fs->sampled_id = series_of(p, &f, true);
 		add_scaled_diff(&fs->est, &v, &fs->win0, k);
 		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * call_ns,
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
@@ -610,6 +618,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		.nr_cgroups = p->o.nr_cgroups,
 		/* Aggregates per (function, cgroup) in the kernel: the series per container and pod. */
 		.by = ATTR_BY_CONTAINER,
+		/* With a budget, nothing is probed full time before it is measured (cold_start). */
+		.start_unlinked = p->o.budget_on,
 	};
 	bool no_pmu, cmd_failed;
 	int ret;
@@ -637,12 +647,37 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
 	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->hist)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
+		p->fs[i].measured = !p->o.budget_on;
+	}
 	ret = session__start(p->s, &cmd_failed, err, err_sz);
 	if (ret && !err[0])
 		snprintf(err, err_sz, "cannot attach: %s", strerror(-ret));
 	return ret;
+}
+
+/*
+ * A workload that runs hot when the agent starts would pay for every
+ * function probed full time until the first read. With a budget, every
+ * function starts sampled instead: the first windows come quickly and
+ * measure them all, then the next plan links the cheap ones for good.
+ */
+#define COLD_START_DUTY 0.2
+static void cold_start(struct agent_profile *p, double now)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		p->fs[i].sampled = true;
+		p->fs[i].sampled_since = -INFINITY;	/* not held: it returns as soon as it is measured cheap */
+		p->fs[i].covered_until = now;
+	}
+	p->bplan.nr_sampled = p->n;
+	p->bplan.duty = COLD_START_DUTY;
+	p->bplan.period_s = p->o.budget.window_s / COLD_START_DUTY;
+	p->st.sampled = p->n;
+	/* The first window after a baseline of the machine's kernel time (measure_window_cost). */
+	p->next_window = now + WINDOW_BASELINE_S;
+	agent_log("budget", "cold_start=true sampled=%zu first_window_s=%.1f", p->n, WINDOW_BASELINE_S);
 }
 
 struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
@@ -677,7 +712,14 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
 	p->fast_run_ns = p->last_run_ns;
+	if (o->budget_on)
+		cold_start(p, p->last_tick);
 	return p;
+}
+
+bool agent_profile__ready(const struct agent_profile *p)
+{
+	return p->calibrated;
 }
 
 int agent_profile__poll_fd(const struct agent_profile *p)

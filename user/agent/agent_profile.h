@@ -75,6 +75,8 @@ bool agent_profile__over_budget(struct agent_profile *p, double now);
 /* Opens or closes a sampling window when due; the time of the next one (or +inf). */
 double agent_profile__windows(struct agent_profile *p, double now);
 void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st);
+/* The cold start is over (docs/agent.md): the cheap functions are in the links, counted exactly from now on. */
+bool agent_profile__ready(const struct agent_profile *p);
 /* Readable when copies of the libraries came or went in other mount namespaces; -1: nothing to watch. */
 int agent_profile__poll_fd(const struct agent_profile *p);
 /* Attach the copies that appeared, detach those no process maps any more. */

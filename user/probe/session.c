@@ -481,7 +481,8 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	if (ret)
 		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	/* Its own messages name each refusal: there is no single line to put in err. */
-	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	ret = s->opts.start_unlinked ? 0 :
+	      probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
 	if (ret)
 		return ret;
 	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */

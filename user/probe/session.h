@@ -48,6 +48,12 @@ struct session_opts {
 	bool list_skipped;		/* attach: name each function the kernel refused (on stderr) */
 	enum attr_by by;		/* --by: rows per function (default), process, container or cgroup */
 	bool raw_latency;		/* --raw-latency: no compensation for the probes' own cost */
+	/*
+	 * Attach no function at start: a front end with a budget (the agent)
+	 * links them as it measures them (session__relink, __links_attach).
+	 * Refusals are then found by those calls.
+	 */
+	bool start_unlinked;
 };
 
 /* Every call as a record, into a trace directory (session__load). */
