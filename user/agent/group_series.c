@@ -281,38 +281,31 @@ static bool cgroup_gone(const struct group_series *gs, const struct agent_group 
 /* Forget group gi: its series retired, its cells out (the table rebuilt without them), the last group in its place. */
 static size_t drop_group(struct group_series *gs, size_t gi, struct metrics_registry *reg)
 {
-	size_t last = gs->nr_groups - 1, retired = 0, cap = gs->cap_cells;
-	struct cell_slot *old = gs->cells;
+	size_t last = gs->nr_groups - 1, retired = 0, kept = 0;
+	struct cell_slot *cells = calloc(gs->cap_cells ? gs->cap_cells : 1, sizeof(*cells));
 
-	gs->cells = NULL;
-	gs->cap_cells = gs->nr_cells = 0;
-	if (grow_cells(gs)) {
-		gs->cells = old;	/* kept: a later refresh tries again */
-		gs->cap_cells = cap;
-		for (size_t i = 0; i < cap; i++)
-			gs->nr_cells += old[i].key != 0;
-		return 0;
-	}
-	while (gs->cap_cells < cap)
-		grow_cells(gs);
-	for (size_t i = 0; i < cap; i++) {
-		uint64_t key = old[i].key;
+	if (!cells)
+		return 0;	/* kept: a later refresh tries again */
+	for (size_t i = 0; i < gs->cap_cells; i++) {
+		uint64_t key = gs->cells[i].key;
 		size_t g;
 
 		if (!key)
 			continue;
 		g = (size_t)(key & 0xffffffffu) - 1;
 		if (g == gi) {
-			metrics_registry__retire(reg, old[i].c.series_id);
+			metrics_registry__retire(reg, gs->cells[i].c.series_id);
 			retired++;
 			continue;
 		}
 		if (g == last)
 			key = (key & ~0xffffffffULL) | (uint64_t)(gi + 1);
-		*slot_of(gs->cells, gs->cap_cells, key) = (struct cell_slot){ key, old[i].c };
-		gs->nr_cells++;
+		*slot_of(cells, gs->cap_cells, key) = (struct cell_slot){ key, gs->cells[i].c };
+		kept++;
 	}
-	free(old);
+	free(gs->cells);
+	gs->cells = cells;
+	gs->nr_cells = kept;
 	group_free(&gs->groups[gi]);
 	gs->groups[gi] = gs->groups[last];
 	gs->nr_groups--;
