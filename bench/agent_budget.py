@@ -10,9 +10,13 @@ In one invocation:
   truth      the CLI probes every libcrypto export full time on one run of
              openssl speed: calls per digest of each function;
   baseline   openssl speed unprobed (before and after the agent), bytes/s;
+  hot start  openssl already running (a run of --seconds + 2) when the
+             agent starts: the agent's cold start (every function sampled
+             until measured) against an unprobed run of the same length;
   agent      the agent on all of libcrypto under its budget (the default
-             unless --max-overhead): one cold run (the agent learns the
-             costly functions), then --runs runs, bytes/s; throughput loss;
+             unless --max-overhead): one first run right after /healthz
+             (cold: every function idle at the start was linked), then
+             --runs runs, bytes/s; throughput loss;
   rates      one --long seconds run under the agent: the call rates its
              metrics show (exact and sampled series together, between two
              scrapes taken as sampling windows close inside the run) for the
@@ -36,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -191,7 +196,14 @@ def main():
     hottest = sorted(per_digest, key=per_digest.get, reverse=True)[:a.top]
     base_runs = [speed(a.seconds) for _ in range(a.runs)]
 
+    hot_len = a.seconds + 2
+    hot_base = speed(hot_len)
+    hot = []
+    runner = threading.Thread(target=lambda: hot.append(speed(hot_len)))
+    runner.start()
+    time.sleep(0.3)
     agent = start_agent(dlprof, lib, port, a.max_overhead)
+    runner.join()
     try:
         cold_run = speed(a.seconds)
         under_runs = [speed(a.seconds) for _ in range(a.runs)]
@@ -232,6 +244,8 @@ def main():
         "baseline_bytes_per_cpu_s": round(base_cpu), "agent_bytes_per_cpu_s": round(under_cpu),
         "cpu_throughput_loss": round(1 - under_cpu / base_cpu, 4),
         "cold_cpu_loss": round(1 - cold_run[2] / base_cpu, 4),
+        "hot_start_loss": round(1 - hot[0][1] / hot_base[1], 4),
+        "hot_start_cpu_loss": round(1 - hot[0][2] / hot_base[2], 4),
         "base_spread": round((max(base) - min(base)) / b, 4),
         "long_run_loss": round(1 - long_bps / b, 4),
         "budget_ratio": metric(after, "dlprof_agent_budget_ratio"),
@@ -252,6 +266,8 @@ def main():
     print(f"  per CPU second of openssl (the load of other processes cancels out): unprobed "
           f"{base_cpu / 1e6:.1f} MB, agent {under_cpu / 1e6:.1f} MB, loss {res['cpu_throughput_loss']:.1%} "
           f"(cold run: {res['cold_cpu_loss']:.1%}); unprobed wall runs spread {res['base_spread']:.0%}")
+    print(f"  hot start (openssl running when the agent starts, {hot_len} s): loss {res['hot_start_loss']:.1%} "
+          f"(per CPU s: {res['hot_start_cpu_loss']:.1%})")
     print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_snaps} windows inside); "
           f"the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
     print(f"  {'function':32s} {'agent':>9s} {'all probed':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "

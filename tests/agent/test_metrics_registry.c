@@ -96,6 +96,38 @@ static void test_rebase_continues_counters(void **state)
 	metrics_registry__free(r);
 }
 
+/* A removed container's series go, their slot is reused; a folded one's totals stay in __other__. */
+static void test_retire_drops_and_keeps_other_growing(void **state)
+{
+	struct metrics_registry *r = metrics_registry__new(3, events, 1);	/* 2 series + __other__ */
+	struct prom_buf b = {};
+	long gone, folded, again;
+	char *t;
+
+	(void)state;
+	gone = series(r, "gone", 1000);
+	series(r, "kept", 500);
+	folded = series(r, "folded", 7);
+	metrics_registry__settle(r);
+	assert_int_equal(metrics_registry__folded(r), 1);
+	metrics_registry__retire(r, gone);
+	metrics_registry__retire(r, folded);
+	metrics_registry__retire(r, folded);	/* twice: once counted */
+	assert_int_equal(metrics_registry__retired(r), 2);
+	assert_int_equal(metrics_registry__exposed(r), 1);
+	t = render(r, &b);
+	assert_null(strstr(t, "function=\"gone\""));
+	assert_non_null(strstr(t, "dlprof_calls_total{lib=\"__other__\",function=\"__other__\"} 7\n"));
+	again = series(r, "new", 3);
+	assert_true(again == gone || again == folded);
+	metrics_registry__set(r, gone == again ? folded : gone, &(struct series_values){ .calls = 99 });	/* ignored */
+	metrics_registry__settle(r);
+	t = render(r, &b);
+	assert_non_null(strstr(t, "function=\"new\"} 3\n"));
+	prom_buf_free(&b);
+	metrics_registry__free(r);
+}
+
 static void test_histogram_and_events_of_timed_series(void **state)
 {
 	struct metrics_registry *r = metrics_registry__new(10, events, 1);
@@ -128,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_folding_keeps_the_most_active),
 		cmocka_unit_test(test_rebase_continues_counters),
 		cmocka_unit_test(test_histogram_and_events_of_timed_series),
+		cmocka_unit_test(test_retire_drops_and_keeps_other_growing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -212,7 +212,30 @@ def test_agent_budget_samples_hot_function():
         check("event=budget" in a.text(), f"no budget line: {a.text()}")
         check(any('sampled="true"' in s for s in samples(text, "dlprof_calls_total")), "no sampled series")
         check(calls(text, "dlt_add") > 0, "the exact series lost its calls")
+        # Healthy only after the cold start: dlt_add, idle then, was measured cheap and linked.
+        check("cold_start=true" in a.text(), f"no cold start logged: {a.text()}")
         a.stop()
+
+
+@modes("session")
+def test_agent_cold_start_hot_workload():
+    """A workload calling dlt_add hot before the agent starts: with a budget, nothing is probed
+    full time at start; the first windows measure dlt_add costly, so it is never linked (no
+    relink), its series is sampled; /healthz says 200 only once that plan is made."""
+    hot = subprocess.Popen([DRIVER, "count", "4000000000"])
+    try:
+        time.sleep(0.3)
+        with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "0.05"]) as a:
+            a.wait_health()
+            check("cold_start=true" in a.text(), f"no cold start: {a.text()}")
+            text = wait_value(a, lambda t: calls(t, "dlt_add", sampled=True) > 0, True, timeout=20)
+            check(calls(text, "dlt_add") == 0, "a hot function at start was linked full time")
+            check(samples(text, "dlprof_agent_relinks_total") == {"": 0}, f"relinked: {a.text()}")
+            check(samples(text, "dlprof_agent_functions").get('{state="sampled"}') == 1, "dlt_add not sampled")
+            check(a.stop() == 0, f"exit {a.p.returncode}")
+    finally:
+        hot.kill()
+        hot.wait()
 
 
 def agent_error(args, env=None):

@@ -51,6 +51,8 @@ struct agent {
 	int stats_fd;			/* held: the kernel counts the programs' run time (bpf_stats) */
 	double next_tick;
 	double next_retry;		/* while nothing is attached */
+	struct kubelet_client_opts kubelet;	/* url NULL: not asked */
+	char kubelet_url[512];
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -94,7 +96,8 @@ static void publish(struct agent *a)
 		prom_buf_free(&b);
 		return;		/* the last good exposition stays */
 	}
-	http_server__publish(a->http, b.data, b.len, a->self.attached);
+	/* Healthy once attached and, with a budget, past the cold start: calls from then on are counted. */
+	http_server__publish(a->http, b.data, b.len, a->self.attached && a->prof && agent_profile__ready(a->prof));
 }
 
 static int start_profile(struct agent *a)
@@ -112,12 +115,17 @@ static int start_profile(struct agent *a)
 			.max_duty = MAX_DUTY,
 		},
 		.trap_ns = trap_ns(),
+		.series_grace_s = o->series_grace_s,
+		.k8s_namespace = o->k8s_namespace,
+		.k8s_pod = o->k8s_pod,
 		.verbose = o->verbose,
 	};
 	struct agent_profile_stats st;
 	char err[512];
 	int ret;
 
+	if (a->kubelet.url)
+		po.kubelet = &a->kubelet;
 	ret = agent_target_resolve(o, &a->target, err, sizeof(err));
 	if (ret) {
 		agent_log("error", "what=target msg=\"%s\"", err);
@@ -310,6 +318,18 @@ int agent_run(const struct agent_opts *o)
 	if (a.stats_fd < 0)
 		agent_log("warning", "what=bpf_stats msg=\"cannot enable BPF run-time stats (%s): the budget uses the default cost per call\"",
 			  strerror(errno));
+	if (o->kubelet_url || o->kubelet_token) {
+		const char *node = getenv("NODE_NAME");
+
+		if (!o->kubelet_url && !node) {
+			agent_log("error", "what=kubelet msg=\"a kubelet token without --kubelet-url: set NODE_NAME (the downward API's spec.nodeName) or give --kubelet-url\"");
+			return 2;
+		}
+		snprintf(a.kubelet_url, sizeof(a.kubelet_url), o->kubelet_url ? "%s" : "https://%s:10250",
+			 o->kubelet_url ? o->kubelet_url : node);
+		a.kubelet = (struct kubelet_client_opts){ a.kubelet_url, o->kubelet_token, o->kubelet_ca };
+		agent_log("kubelet", "url=%s token=%s", a.kubelet_url, o->kubelet_token ? o->kubelet_token : "-");
+	}
 	a.sig_fd = open_signals();
 	if (a.sig_fd < 0)
 		return 1;

@@ -15,6 +15,7 @@
 #define AGENT_MAX_OVERHEAD_PCT_DEFAULT 1.0
 #define AGENT_MAX_SERIES_DEFAULT 2000
 #define AGENT_REFRESH_S_DEFAULT 1.0
+#define AGENT_SERIES_GRACE_S_DEFAULT 300.0
 
 struct agent_opts {
 	struct probe_selection sel;	/* borrowed */
@@ -29,6 +30,12 @@ struct agent_opts {
 	bool no_budget;
 	long max_series;
 	double refresh_s;
+	double series_grace_s;		/* a removed container's series stay this long */
+	const char *k8s_namespace;	/* globs: only containers of matching pods; NULL: any */
+	const char *k8s_pod;
+	const char *kubelet_url;	/* NULL: none, unless a token is given (then https://$NODE_NAME:10250) */
+	const char *kubelet_token;	/* a bearer token file */
+	const char *kubelet_ca;		/* a CA file, "insecure", or NULL: the system's */
 	int verbose;
 };
 

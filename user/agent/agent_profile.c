@@ -10,6 +10,7 @@
 #include "agent/agent_log.h"
 #include "agent/agent_profile.h"
 #include "agent/duration_buckets.h"
+#include "agent/group_series.h"
 #include "probe/session.h"
 
 /*
@@ -25,6 +26,8 @@
  * before their window's cost may bring them back.
  */
 #define SAMPLED_HOLD_S 120.0
+/* A pod not in the kubelet's list asks for it again, at most this often. */
+#define KUBELET_REFETCH_S 2.0
 /* The cheap check of the probes' run time only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
 
@@ -33,12 +36,12 @@ struct func_state {
 	long sampled_id;
 	bool sampled;
 	uint64_t last_calls;		/* at the last tick */
-	struct series_values off;	/* kernel totals that belong to sampling windows, not to the exact series */
 	struct series_values at_sample;	/* kernel totals when it left the links */
 	struct series_values win0;	/* kernel totals when the open window began */
 	struct series_values est;	/* the sampled series: extrapolated */
 	double covered_until;		/* the sampled series accounts for the time up to here */
 	double sampled_since;
+	bool measured;			/* its cost is known: from the links, or a window */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
 };
 
@@ -46,6 +49,9 @@ struct agent_profile {
 	struct agent_profile_opts o;
 	struct session *s;
 	struct metrics_registry *reg;
+	struct group_series *groups;	/* the exact series, per function and container */
+	struct kubelet_pods kpods;	/* the kubelet's last pod list */
+	double kubelet_t;		/* when it was last asked; 0: never */
 	size_t n;
 	struct func_state *fs;
 	uint64_t *calls;
@@ -66,6 +72,7 @@ struct agent_profile {
 	double fast_t;
 	uint64_t fast_run_ns;
 	struct session_totals tot;
+	bool calibrated;		/* the plan after the first windows is made (cold start over) */
 };
 
 static double mono_s(void)
@@ -148,6 +155,23 @@ static int read_raw(struct agent_profile *p, size_t i, struct series_values *v, 
 	return 0;
 }
 
+/* A group row's totals as series values (raw: since this session loaded); st: its stats, histogram included. */
+static void row_values(const struct func_profile *r, const struct func_stats *st, struct series_values *v)
+{
+	uint64_t cum[DURATION_BUCKETS];
+
+	memset(v, 0, sizeof(*v));
+	v->calls = (double)r->s.calls;
+	v->timed = r->entry_only == ENTRY_ONLY_NO;
+	duration_buckets_fold(st->hist, cum);
+	for (size_t k = 0; k < DURATION_BUCKETS; k++)
+		v->duration_le[k] = (double)cum[k];
+	v->duration_sum_s = (double)r->s.total_ns / 1e9;
+	v->oncpu_s = (double)r->s.oncpu_ns / 1e9;
+	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
+		v->events[e] = (double)r->s.counters[e];
+}
+
 /* a = a + k * (b - c), field by field (timed is kept from b). */
 static void add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
 			    double k)
@@ -173,22 +197,73 @@ static long series_of(struct agent_profile *p, const struct func_profile *f, boo
 	return metrics_registry__series(p->reg, &l);
 }
 
-/* The exact series of i: the kernel's totals less what sampling windows saw. */
-static int publish_exact(struct agent_profile *p, size_t i)
+/* What to do with each row of function i's groups: the row's cell, its totals now. */
+typedef int (*row_fn)(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		      const struct func_profile *r, const struct series_values *v);
+
+/* Each (function, container) row of the kernel's aggregates whose function want[] marks. */
+static int for_rows(struct agent_profile *p, const bool *want, row_fn fn)
 {
-	struct func_state *fs = &p->fs[i];
-	struct series_values v = {}, zero = {};
-	struct func_profile f;
-	int ret = read_raw(p, i, &v, &f);
+	const struct func_profile *rows;
+	const struct func_stats *st;
+	size_t n;
+	int ret = session__read_groups(p->s, &rows, &n);
 
 	if (ret)
 		return ret;
-	if (fs->exact_id < 0)
-		fs->exact_id = series_of(p, &f, false);
-	if (fs->exact_id < 0)
-		return (int)fs->exact_id;
-	add_scaled_diff(&zero, &v, &fs->off, 1.0);
-	metrics_registry__set(p->reg, fs->exact_id, &zero);
+	st = session__group_stats(p->s);
+	for (size_t r = 0; r < n; r++) {
+		long fi = group_series__func(p->groups, rows[r].func);
+		const struct agent_group *grp;
+		struct series_values v;
+		struct group_cell *c;
+
+		if (fi < 0 || !want[fi])
+			continue;
+		c = group_series__cell(p->groups, (size_t)fi, &rows[r].group, &grp);
+		if (!c)
+			return -ENOMEM;
+		row_values(&rows[r], &st[r], &v);
+		ret = fn(p, (size_t)fi, c, grp, &rows[r], &v);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The exact series of a (function, container): the kernel's totals less what sampling windows saw. */
+static int publish_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		       const struct func_profile *r, const struct series_values *v)
+{
+	struct series_values exact = {};
+
+	(void)func;
+	/* Not (or not yet: its pod unknown) selected: the kernel keeps counting, the series starts whole once it is. */
+	if (!grp->selected)
+		return 0;
+	if (c->series_id < 0) {
+		struct series_labels l = { .lib = base_name(r->lib), .function = r->func };
+
+		group_series__labels(grp, &l);
+		c->series_id = metrics_registry__series(p->reg, &l);
+		if (c->series_id < 0)
+			return (int)c->series_id;
+	}
+	add_scaled_diff(&exact, v, &c->off, 1.0);
+	metrics_registry__set(p->reg, c->series_id, &exact);
+	return 0;
+}
+
+/* At a move between the links and sampling: where the exact series stop, or what they leave out. */
+static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		    const struct func_profile *r, const struct series_values *v)
+{
+	(void)grp;
+	(void)r;
+	if (!p->fs[func].sampled)
+		c->at_sample = *v;	/* leaving the links */
+	else
+		add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
 	return 0;
 }
 
@@ -201,6 +276,11 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	int ret;
 
 	/* The totals at the switch: what the exact series keeps, where the sampled one starts. */
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = to_sample[i] != p->fs[i].sampled;
+	ret = for_rows(p, p->mask, move_row);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
 
@@ -215,8 +295,6 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 			fs->covered_until = now;
 			if (fs->sampled_id < 0)
 				fs->sampled_id = series_of(p, &f, true);
-		} else {
-			add_scaled_diff(&fs->off, &v, &fs->at_sample, 1.0);
 		}
 		fs->sampled = to_sample[i];
 	}
@@ -268,7 +346,7 @@ static int plan_budget(struct agent_profile *p, double now)
 	for (size_t i = 0; i < p->n; i++) {
 		p->cost[i] = p->fs[i].cost_ns_per_s;
 		p->plan[i] = p->fs[i].sampled;
-		p->mask[i] = p->fs[i].sampled && now - p->fs[i].sampled_since < SAMPLED_HOLD_S;
+		p->mask[i] = p->fs[i].sampled && (now - p->fs[i].sampled_since < SAMPLED_HOLD_S || !p->fs[i].measured);
 	}
 	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
@@ -288,10 +366,42 @@ static int plan_budget(struct agent_profile *p, double now)
 	return ret;
 }
 
+/* Removed containers: their series dropped after the grace, the kernel's entries freed with them. */
+static void collect(struct agent_profile *p, double now, bool final)
+{
+	size_t retired;
+	int freed;
+
+	if (final)
+		return;
+	retired = group_series__collect(p->groups, p->reg, now, p->o.series_grace_s);
+	p->st.containers = group_series__nr_groups(p->groups);
+	for (size_t i = 0; i < p->st.containers; i++) {
+		struct agent_group *g = group_series__at(p->groups, i);
+
+		/* Once its pod is known, or known to be unknowable. */
+		if (g->announced || (g->container_id && g->meta_tries < GROUP_META_TRIES))
+			continue;
+		g->announced = true;
+		agent_log("container", "id=%s pod=%s namespace=%s selected=%s", g->container_id ?: "host",
+			  g->meta.pod[0] ? g->meta.pod : "-", g->meta.namespace[0] ? g->meta.namespace : "-",
+			  g->selected ? "true" : "false");
+	}
+	if (!retired)
+		return;
+	p->st.series_retired += retired;
+	freed = session__forget_removed_groups(p->s);
+	if (freed > 0)
+		p->st.groups_freed += (uint64_t)freed;
+	agent_log("collect", "series_retired=%zu kernel_entries_freed=%d containers=%zu", retired, freed,
+		  p->st.containers);
+}
+
 int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
 	double dt = now - p->last_tick;
 	uint64_t total = 0;
+	bool changed = false;
 	int ret;
 
 	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
@@ -306,26 +416,36 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 		struct func_state *fs = &p->fs[i];
 
 		total += p->calls[i];
+		p->mask[i] = false;
 		if (fs->sampled)
 			continue;
 		if (p->calls[i] == fs->last_calls) {
 			fs->cost_ns_per_s = 0;
 			continue;
 		}
-		ret = publish_exact(p, i);
-		if (ret)
-			return ret;
+		p->mask[i] = changed = true;
 		if (dt > 0)
 			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * p->st.call_cost_ns;
 		fs->last_calls = p->calls[i];
 	}
+	/* One walk of the (function, container) aggregates, when an exact function was called. */
+	if (changed) {
+		ret = for_rows(p, p->mask, publish_row);
+		if (ret)
+			return ret;
+	}
 	update_call_cost(p, total);
 	session__read_totals(p->s, &p->tot);
+	p->st.group_overflow = p->tot.group_overflow;
+	collect(p, now, final);
 	p->last_tick = now;
 	p->fast_t = now;
 	p->fast_run_ns = p->st.probe_run_ns;
 	if (p->o.budget_on && !final)
 		ret = plan_budget(p, now);
+	/* A plan made from measured costs: the functions are where they stay. */
+	if (p->st.windows || !p->o.budget_on)
+		p->calibrated = true;
 	metrics_registry__settle(p->reg);
 	return ret;
 }
@@ -387,6 +507,9 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		}
 		/* The window's calls stand for every call since the series was last brought up to date. */
 		k = (now - fs->covered_until) / span;
+		fs->measured = true;
+		if (fs->sampled_id < 0 && v.calls > fs->win0.calls)
+			fs->sampled_id = series_of(p, &f, true);
 		add_scaled_diff(&fs->est, &v, &fs->win0, k);
 		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * call_ns,
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
@@ -460,6 +583,31 @@ void agent_profile__stats(const struct agent_profile *p, struct agent_profile_st
 	st->orphan_returns = p->tot.orphan_returns;
 }
 
+/* A pod's name and namespace from the kubelet's list, asked again when a new pod is not in it. */
+static bool kubelet_lookup(void *ctx, const char *uid, struct k8s_meta *m)
+{
+	struct agent_profile *p = ctx;
+	const struct kubelet_pod *k = kubelet_pods_find(&p->kpods, uid);
+	double now = mono_s();
+	char err[512];
+
+	if (!k && (!p->kubelet_t || now - p->kubelet_t >= KUBELET_REFETCH_S)) {
+		p->kubelet_t = now;
+		if (kubelet_pods_fetch(p->o.kubelet, &p->kpods, err, sizeof(err))) {
+			p->st.kubelet_errors++;
+			agent_log("error", "what=kubelet msg=\"%s\"", err);
+		} else {
+			agent_log("kubelet", "pods=%zu", p->kpods.nr);
+		}
+		k = kubelet_pods_find(&p->kpods, uid);
+	}
+	if (!k)
+		return false;
+	snprintf(m->pod, sizeof(m->pod), "%s", k->name);
+	snprintf(m->namespace, sizeof(m->namespace), "%s", k->namespace);
+	return true;
+}
+
 static int setup(struct agent_profile *p, char *err, size_t err_sz)
 {
 	struct session_opts so = {
@@ -468,6 +616,10 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		.events = p->o.events,
 		.cgroups = p->o.cgroups,
 		.nr_cgroups = p->o.nr_cgroups,
+		/* Aggregates per (function, cgroup) in the kernel: the series per container and pod. */
+		.by = ATTR_BY_CONTAINER,
+		/* With a budget, nothing is probed full time before it is measured (cold_start). */
+		.start_unlinked = p->o.budget_on,
 	};
 	bool no_pmu, cmd_failed;
 	int ret;
@@ -481,6 +633,12 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	if (ret)
 		return ret;
 	p->n = session__nr_funcs(p->s);
+	p->groups = group_series__new(session__table(p->s),
+				      &(struct group_selector){ p->o.k8s_namespace, p->o.k8s_pod });
+	if (!p->groups)
+		return -ENOMEM;
+	if (p->o.kubelet)
+		group_series__set_lookup(p->groups, kubelet_lookup, p);
 	p->fs = calloc(p->n, sizeof(*p->fs));
 	p->calls = calloc(p->n, sizeof(*p->calls));
 	p->mask = calloc(p->n, sizeof(*p->mask));
@@ -489,12 +647,37 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
 	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->hist)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
+		p->fs[i].measured = !p->o.budget_on;
+	}
 	ret = session__start(p->s, &cmd_failed, err, err_sz);
 	if (ret && !err[0])
 		snprintf(err, err_sz, "cannot attach: %s", strerror(-ret));
 	return ret;
+}
+
+/*
+ * A workload that runs hot when the agent starts would pay for every
+ * function probed full time until the first read. With a budget, every
+ * function starts sampled instead: the first windows come quickly and
+ * measure them all, then the next plan links the cheap ones for good.
+ */
+#define COLD_START_DUTY 0.2
+static void cold_start(struct agent_profile *p, double now)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		p->fs[i].sampled = true;
+		p->fs[i].sampled_since = -INFINITY;	/* not held: it returns as soon as it is measured cheap */
+		p->fs[i].covered_until = now;
+	}
+	p->bplan.nr_sampled = p->n;
+	p->bplan.duty = COLD_START_DUTY;
+	p->bplan.period_s = p->o.budget.window_s / COLD_START_DUTY;
+	p->st.sampled = p->n;
+	/* The first window after a baseline of the machine's kernel time (measure_window_cost). */
+	p->next_window = now + WINDOW_BASELINE_S;
+	agent_log("budget", "cold_start=true sampled=%zu first_window_s=%.1f", p->n, WINDOW_BASELINE_S);
 }
 
 struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
@@ -529,7 +712,14 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
 	p->fast_run_ns = p->last_run_ns;
+	if (o->budget_on)
+		cold_start(p, p->last_tick);
 	return p;
+}
+
+bool agent_profile__ready(const struct agent_profile *p)
+{
+	return p->calibrated;
 }
 
 int agent_profile__poll_fd(const struct agent_profile *p)
@@ -557,6 +747,8 @@ void agent_profile__free(struct agent_profile *p)
 				  p->tot.detach_unfinished ? " unfinished=true" : "");
 	}
 	session__free(p->s);
+	group_series__free(p->groups);
+	kubelet_pods_free(&p->kpods);
 	free(p->fs);
 	free(p->calls);
 	free(p->mask);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "agent/budget.h"
+#include "agent/kubelet_pods.h"
 #include "agent/metrics_registry.h"
 #include "probe/probe_table.h"
 
@@ -23,9 +24,12 @@ struct agent_profile_opts {
 	char *const *cgroups;		/* absolute cgroup v2 directories; none: every process */
 	size_t nr_cgroups;
 	const char *namespace, *pod, *container;	/* the target's labels; NULL: unknown */
+	const char *k8s_namespace, *k8s_pod;		/* selector globs; NULL: any */
+	const struct kubelet_client_opts *kubelet;	/* the pod list's source; NULL: the containers' files only */
 	bool budget_on;
 	struct budget_opts budget;
 	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */
+	double series_grace_s;		/* a removed container's series stay exposed this long */
 	int verbose;			/* > 0: a log line per sampling window too */
 };
 
@@ -52,6 +56,11 @@ struct agent_profile_stats {
 	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */
+	size_t containers;		/* groups with series: containers, and the host */
+	uint64_t series_retired;	/* series of removed containers dropped */
+	uint64_t group_overflow;	/* calls counted for their function but in no container's series (kernel map full) */
+	uint64_t groups_freed;		/* kernel entries of removed containers freed */
+	uint64_t kubelet_errors;	/* pod list requests that failed */
 };
 
 struct agent_profile;
@@ -66,6 +75,8 @@ bool agent_profile__over_budget(struct agent_profile *p, double now);
 /* Opens or closes a sampling window when due; the time of the next one (or +inf). */
 double agent_profile__windows(struct agent_profile *p, double now);
 void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st);
+/* The cold start is over (docs/agent.md): the cheap functions are in the links, counted exactly from now on. */
+bool agent_profile__ready(const struct agent_profile *p);
 /* Readable when copies of the libraries came or went in other mount namespaces; -1: nothing to watch. */
 int agent_profile__poll_fd(const struct agent_profile *p);
 /* Attach the copies that appeared, detach those no process maps any more. */

@@ -91,6 +91,15 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_series", "gauge", "Function label sets exposed", (double)a->series_exposed);
 	gauge(b, "dlprof_agent_series_folded_total", "counter",
 	      "Label sets folded into function=\"__other__\" by --max-series", (double)a->series_folded);
+	gauge(b, "dlprof_agent_containers", "gauge", "Containers (and the host) the function series are kept for",
+	      (double)p->containers);
+	gauge(b, "dlprof_agent_series_retired_total", "counter",
+	      "Series dropped because their container was removed (after --series-grace)", (double)p->series_retired);
+	gauge(b, "dlprof_agent_group_overflow_total", "counter",
+	      "Calls counted for their function but in no container's series (the kernel's group map was full)",
+	      (double)p->group_overflow);
+	gauge(b, "dlprof_agent_kubelet_errors_total", "counter", "Requests for the kubelet's pod list that failed",
+	      (double)p->kubelet_errors);
 	gauge(b, "dlprof_agent_reloads_total", "counter", "Reloads (SIGHUP)", (double)a->reloads);
 	gauge(b, "dlprof_agent_errors_total", "counter", "Errors logged (attach, read, window)", (double)a->errors);
 	gauge(b, "dlprof_agent_scrapes_total", "counter", "Scrapes of /metrics served", (double)a->scrapes);

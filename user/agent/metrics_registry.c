@@ -10,6 +10,7 @@ enum series_state {
 	SERIES_NEW,		/* not placed yet: not exposed */
 	SERIES_EXPOSED,
 	SERIES_FOLDED,		/* its totals count in the __other__ series */
+	SERIES_RETIRED,		/* its target is gone: not exposed, the slot free for a new series */
 };
 
 struct series {
@@ -28,6 +29,8 @@ struct metrics_registry {
 	size_t max_series;	/* exposed ones, __other__ included */
 	size_t exposed;
 	uint64_t folded;
+	uint64_t retired;
+	struct series_values other_retired;	/* folded series retired: __other__ keeps their totals */
 	const char *const *events;
 	size_t nr_events;
 };
@@ -71,6 +74,8 @@ void metrics_registry__free(struct metrics_registry *r)
 	free(r);
 }
 
+static void add_values(struct series_values *sum, const struct series_values *v);
+
 static bool same(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
@@ -100,10 +105,17 @@ long metrics_registry__series(struct metrics_registry *r, const struct series_la
 	struct series *s;
 	bool failed = false;
 
-	for (size_t i = 0; i < r->nr; i++)
+	long slot = -1;
+
+	for (size_t i = 0; i < r->nr; i++) {
+		if (r->series[i].state == SERIES_RETIRED) {
+			slot = slot < 0 ? (long)i : slot;
+			continue;
+		}
 		if (matches(&r->series[i], l))
 			return (long)i;
-	if (r->nr == r->cap) {
+	}
+	if (slot < 0 && r->nr == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		struct series *p = realloc(r->series, cap * sizeof(*p));
 
@@ -112,7 +124,7 @@ long metrics_registry__series(struct metrics_registry *r, const struct series_la
 		r->series = p;
 		r->cap = cap;
 	}
-	s = &r->series[r->nr];
+	s = &r->series[slot < 0 ? (long)r->nr : slot];
 	*s = (struct series){ .sampled = l->sampled };
 	s->lib = dup_or_null(l->lib, &failed);
 	s->function = dup_or_null(l->function, &failed);
@@ -121,18 +133,38 @@ long metrics_registry__series(struct metrics_registry *r, const struct series_la
 	s->container = dup_or_null(l->container, &failed);
 	if (failed) {
 		series_free(s);
+		*s = (struct series){ .state = SERIES_RETIRED };
 		return -ENOMEM;
 	}
-	return (long)r->nr++;
+	return slot < 0 ? (long)r->nr++ : slot;
 }
 
-static void add_values(struct series_values *sum, const struct series_values *v);
+void metrics_registry__retire(struct metrics_registry *r, long id)
+{
+	struct series *s;
+
+	if (id < 0 || (size_t)id >= r->nr || r->series[id].state == SERIES_RETIRED)
+		return;
+	s = &r->series[id];
+	if (s->state == SERIES_FOLDED)
+		add_values(&r->other_retired, &s->v);
+	else if (s->state == SERIES_EXPOSED)
+		r->exposed--;
+	series_free(s);
+	*s = (struct series){ .state = SERIES_RETIRED };
+	r->retired++;
+}
+
+uint64_t metrics_registry__retired(const struct metrics_registry *r)
+{
+	return r->retired;
+}
 
 void metrics_registry__set(struct metrics_registry *r, long id, const struct series_values *v)
 {
 	struct series *s;
 
-	if (id < 0 || (size_t)id >= r->nr)
+	if (id < 0 || (size_t)id >= r->nr || r->series[id].state == SERIES_RETIRED)
 		return;
 	s = &r->series[id];
 	s->v = s->base;
@@ -297,7 +329,7 @@ static const struct {
 
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b)
 {
-	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME };
+	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME, .v = r->other_retired };
 	struct prom_label l[NR_LABELS];
 
 	for (size_t i = 0; i < r->nr; i++)

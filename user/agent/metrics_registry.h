@@ -65,6 +65,12 @@ void metrics_registry__settle(struct metrics_registry *r);
  * none of them; Prometheus marks them stale.
  */
 void metrics_registry__clear(struct metrics_registry *r);
+/*
+ * Drop one series (its container is gone): not exposed any more, its slot
+ * reused. A folded one's totals stay in __other__, which only grows.
+ */
+void metrics_registry__retire(struct metrics_registry *r, long id);
+uint64_t metrics_registry__retired(const struct metrics_registry *r);
 size_t metrics_registry__exposed(const struct metrics_registry *r);
 uint64_t metrics_registry__folded(const struct metrics_registry *r);
 /* The function families into b. */

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
@@ -313,6 +314,51 @@ static int on_refresh(struct profile_opts *o, const char *arg, char *err, size_t
 	return parse_seconds(arg, "-refresh", &o->refresh_s, err, err_sz);
 }
 
+static int on_series_grace(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "-series-grace", &o->series_grace_s, err, err_sz);
+}
+
+static int on_k8s_namespace(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "--namespace: empty; give a Kubernetes namespace or a glob (kube-*)");
+	o->k8s_namespace = arg;
+	return 0;
+}
+
+static int on_k8s_pod(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (!*arg)
+		return fail(err, err_sz, "--pod: empty; give a pod name or a glob (web-*)");
+	o->k8s_pod = arg;
+	return 0;
+}
+
+static int on_kubelet_url(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+		return fail(err, err_sz, "--kubelet-url: '%s' is not an http:// or https:// URL (e.g. https://node1:10250)", arg);
+	o->kubelet_url = arg;
+	return 0;
+}
+
+static int on_kubelet_token(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (access(arg, R_OK))
+		return fail(err, err_sz, "--kubelet-token: cannot read '%s': %s", arg, strerror(errno));
+	o->kubelet_token = arg;
+	return 0;
+}
+
+static int on_kubelet_ca(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (strcmp(arg, "insecure") && access(arg, R_OK))
+		return fail(err, err_sz, "--kubelet-ca: cannot read '%s': %s (or say insecure)", arg, strerror(errno));
+	o->kubelet_ca = arg;
+	return 0;
+}
+
 static const struct cli_option options[] = {
 	{ CLI_PROBING, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
 	{ CLI_PROBING, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
@@ -347,6 +393,12 @@ static const struct cli_option options[] = {
 	{ CLI_AGENT, "max-overhead", 0, "PCT", "keep the probes' cost under PCT percent of one CPU (default 1) by sampling the costliest functions; off: probe everything always", on_max_overhead, 0 },
 	{ CLI_AGENT, "max-series", 0, "N", "at most N label sets of function series; the least active are folded into one (default 2000)", on_max_series, 0 },
 	{ CLI_AGENT, "refresh", 0, "SECONDS", "how often the metrics are read and the budget evaluated (default 1)", on_refresh, 0 },
+	{ CLI_AGENT, "series-grace", 0, "SECONDS", "keep a removed container's series this long, then drop them (default 300)", on_series_grace, 0 },
+	{ CLI_AGENT, "namespace", 0, "GLOB", "only containers of pods in Kubernetes namespaces matching GLOB, pods started later too", on_k8s_namespace, 0 },
+	{ CLI_AGENT, "kubelet-url", 0, "URL", "ask this kubelet's /pods for pod names and namespaces (default with --kubelet-token: https://$NODE_NAME:10250)", on_kubelet_url, 0 },
+	{ CLI_AGENT, "kubelet-token", 0, "FILE", "bearer token for the kubelet (a service account's token file)", on_kubelet_token, 0 },
+	{ CLI_AGENT, "kubelet-ca", 0, "FILE", "CA of the kubelet's certificate, or insecure (default: the system's CAs)", on_kubelet_ca, 0 },
+	{ CLI_AGENT, "pod", 0, "GLOB", "only containers of pods whose name matches GLOB, pods started later too", on_k8s_pod, 0 },
 	{ CLI_ALL, "help", 'h', NULL, "show this help", NULL, FLAG(help) },
 	{ CLI_PROBING, "version", 'V', NULL, "show the version", NULL, FLAG(version) },
 };

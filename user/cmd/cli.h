@@ -78,6 +78,12 @@ struct profile_opts {
 	bool no_budget;			/* --max-overhead off */
 	long max_series;		/* --max-series; 0: not given */
 	double refresh_s;		/* --refresh: how often the metrics are read; 0: not given */
+	double series_grace_s;		/* --series-grace: a removed container's series kept; 0: not given */
+	const char *k8s_namespace;	/* --namespace GLOB: only pods of matching namespaces; NULL: any */
+	const char *k8s_pod;		/* --pod GLOB: only matching pods; NULL: any */
+	const char *kubelet_url;	/* --kubelet-url */
+	const char *kubelet_token;	/* --kubelet-token FILE */
+	const char *kubelet_ca;		/* --kubelet-ca FILE|insecure */
 };
 
 #define RINGBUF_BYTES_DEFAULT (16u << 20)

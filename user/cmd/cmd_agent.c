@@ -32,6 +32,12 @@ static const struct {
 	{ "DLPROF_AGENT_MAX_OVERHEAD", "max-overhead", 0 },
 	{ "DLPROF_AGENT_MAX_SERIES", "max-series", 0 },
 	{ "DLPROF_AGENT_REFRESH", "refresh", 0 },
+	{ "DLPROF_AGENT_SERIES_GRACE", "series-grace", 0 },
+	{ "DLPROF_AGENT_NAMESPACE", "namespace", 0 },
+	{ "DLPROF_AGENT_POD", "pod", 0 },
+	{ "DLPROF_AGENT_KUBELET_URL", "kubelet-url", 0 },
+	{ "DLPROF_AGENT_KUBELET_TOKEN", "kubelet-token", 0 },
+	{ "DLPROF_AGENT_KUBELET_CA", "kubelet-ca", 0 },
 	{ "DLPROF_AGENT_EVENTS", "event", 'e' },
 	{ "DLPROF_AGENT_ATTACH", "attach", 0 },
 };
@@ -145,6 +151,12 @@ int cmd_agent(int argc, char **argv)
 		.no_budget = opts.no_budget,
 		.max_series = opts.max_series ?: AGENT_MAX_SERIES_DEFAULT,
 		.refresh_s = opts.refresh_s ?: AGENT_REFRESH_S_DEFAULT,
+		.series_grace_s = opts.series_grace_s ?: AGENT_SERIES_GRACE_S_DEFAULT,
+		.k8s_namespace = opts.k8s_namespace,
+		.k8s_pod = opts.k8s_pod,
+		.kubelet_url = opts.kubelet_url,
+		.kubelet_token = opts.kubelet_token,
+		.kubelet_ca = opts.kubelet_ca,
 		.verbose = opts.verbose,
 	};
 	cli_selection(&opts, &ao.sel);

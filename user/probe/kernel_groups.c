@@ -3,11 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "probe/cgroup_target.h"
 #include "probe/kernel_groups.h"
 #include "stats_settle.h"
+
+#define PATH_MAX_CG 4096
 
 /* What a group is called, found once per group and kept for the session. */
 struct group_name {
@@ -243,6 +246,82 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 	*rows = kg->rows;
 	*n = err ? 0 : kg->nr_rows;
 	return err;
+}
+
+/* A container's cgroup that no longer exists under the cgroup2 mount at root. */
+static bool container_removed(const struct attr_group *g, const char *root)
+{
+	char path[PATH_MAX_CG];
+
+	if (!g->container_id || !g->cgroup)
+		return false;
+	snprintf(path, sizeof(path), "%s%s", root, g->cgroup);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* The names of the cgroups forgotten out of the cache (their strings freed). */
+static void forget_names(struct kernel_groups *kg, const struct kernel_maps *km, const char *root)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < kg->nr_names; i++) {
+		struct group_name *n = &kg->names[i];
+
+		if (container_removed(&n->g, root)) {
+			bpf_map_delete_elem(km->cgroup_meta_fd, &n->key);
+			free((char *)n->g.comm);
+			free((char *)n->g.cgroup);
+			free((char *)n->g.container_id);
+			free((char *)n->g.container);
+			continue;
+		}
+		kg->names[kept++] = *n;
+	}
+	kg->nr_names = kept;
+}
+
+int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_maps *km)
+{
+	struct group_key key, next, *gone = NULL;
+	size_t nr = 0, cap = 0;
+	char root[PATH_MAX_CG];
+	void *prev = NULL;
+	int ret = 0;
+
+	if (kg->by != ATTR_BY_CONTAINER && kg->by != ATTR_BY_CGROUP)
+		return 0;
+	if (cgroup2_mount(root, sizeof(root)))
+		return -ENOENT;
+	/* Collected first: deleting while walking a hash map restarts the walk. */
+	while (!bpf_map_get_next_key(km->groups_fd, prev, &next)) {
+		const struct attr_group *g = group_of(kg, km, next.group);
+
+		key = next;
+		prev = &key;
+		if (!g || !container_removed(g, root))
+			continue;
+		if (nr == cap) {
+			struct group_key *p = realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*p));
+
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			gone = p;
+		}
+		gone[nr++] = key;
+	}
+	for (size_t i = 0; i < nr; i++)
+		bpf_map_delete_elem(km->groups_fd, &gone[i]);
+	free(gone);
+	if (!ret)
+		forget_names(kg, km, root);
+	return ret ? ret : (int)nr;
+}
+
+const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg)
+{
+	return kg ? kg->stats : NULL;
 }
 
 void kernel_groups__free(struct kernel_groups *kg)

@@ -29,6 +29,15 @@ struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container
  */
 int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
 			const struct func_profile **rows, size_t *n);
+/*
+ * Free the kernel's entries of containers whose cgroups were removed: their
+ * aggregates, their cgroups' names. The maps stay bounded while containers
+ * come and go (host cgroups are kept: the host's row sums them). The
+ * aggregate entries freed, or -errno.
+ */
+int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_maps *km);
+/* The merged stats of the last read's rows, row for row (the histograms a row's summary leaves out). */
+const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg);
 void kernel_groups__free(struct kernel_groups *kg);
 
 /*

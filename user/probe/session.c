@@ -484,7 +484,8 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	if (ret)
 		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	/* Its own messages name each refusal: there is no single line to put in err. */
-	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	ret = s->opts.start_unlinked ? 0 :
+	      probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
 	if (ret)
 		return ret;
 	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
@@ -636,6 +637,16 @@ int session__read_groups(struct session *s, const struct func_profile **rows, si
 	if (!s->groups)
 		return -ENOMEM;
 	return kernel_groups__read(s->groups, &s->maps, &s->table, rows, n);
+}
+
+int session__forget_removed_groups(struct session *s)
+{
+	return s->groups ? kernel_groups__forget_removed(s->groups, &s->maps) : 0;
+}
+
+const struct func_stats *session__group_stats(const struct session *s)
+{
+	return kernel_groups__stats(s->groups);
 }
 
 void session__totals(const struct session *s, struct session_totals *tot)

@@ -48,6 +48,12 @@ struct session_opts {
 	bool list_skipped;		/* attach: name each function the kernel refused (on stderr) */
 	enum attr_by by;		/* --by: rows per function (default), process, container or cgroup */
 	bool raw_latency;		/* --raw-latency: no compensation for the probes' own cost */
+	/*
+	 * Attach no function at start: a front end with a budget (the agent)
+	 * links them as it measures them (session__relink, __links_attach).
+	 * Refusals are then found by those calls.
+	 */
+	bool start_unlinked;
 };
 
 /* Every call as a record, into a trace directory (session__load). */
@@ -163,6 +169,10 @@ int session__read_hists(struct session *s, __u64 *hists);
  * next call or session__free. Read session__read first for the totals.
  */
 int session__read_groups(struct session *s, const struct func_profile **rows, size_t *n);
+/* The raw stats (histogram included) of the rows of the last session__read_groups, row for row; NULL before it. */
+const struct func_stats *session__group_stats(const struct session *s);
+/* A long-running front end's collection: the kernel's entries of removed containers freed (kernel_groups.h). */
+int session__forget_removed_groups(struct session *s);
 
 /* The totals as last read or set, without reading the kernel's maps. */
 void session__totals(const struct session *s, struct session_totals *tot);
