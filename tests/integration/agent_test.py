@@ -285,9 +285,8 @@ def test_agent_podman_pod_labels():
     parent, the pod's hostname, a service-account namespace file): --container gives
     its series the container id, pod and namespace labels, and counts only its calls;
     when it stops, the agent logs it, keeps the counts and /healthz says 503."""
-    from cgroup_test import PODMAN_RUN, driver_image
-    if not (shutil.which("podman") and shutil.which("runc")):
-        raise Skip("podman and runc are not installed (scripts/deps)")
+    from containers import PODMAN_RUN, driver_image, require_podman
+    require_podman()
     uid = str(uuid.uuid4())
     with driver_image() as image, tempfile.TemporaryDirectory() as tmp:
         cidfile = os.path.join(tmp, "cid")
