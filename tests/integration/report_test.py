@@ -179,6 +179,9 @@ def test_html_live_cxx_names():
         # The same program twice: the same functions, each called as often.
         check(got == want, f"page rows {got}\nJSON {want}")
         check(all(r["bars"] for r in dom.rows if int(r["cells"]["timed"][0])), "a timed function without histogram bars")
+        # The page says which times it shows, as the table's footer does.
+        check(json.load(open(doc))["latency"] == "compensated" and
+              'class="latency">times are compensated' in open(page).read(), "the page does not say its times are compensated")
 
 
 @modes("session")

@@ -302,19 +302,23 @@ static void print_group(FILE *out, const struct attr_group *g, const struct repo
 }
 
 /* Which times the table shows: compensated, or raw because the calibration failed. */
-static void print_compensation(FILE *out, const struct report_info *info)
+bool report_latency_note(char *buf, size_t sz, const struct report_info *info)
 {
 	char e[24], s[24];
 
 	if (info->compensated) {
 		report_format_ns(e, sizeof(e), info->probe_pair_ns[DLPROF_PROBE_EMULATED]);
 		report_format_ns(s, sizeof(s), info->probe_pair_ns[DLPROF_PROBE_STEPPED]);
-		fprintf(out, "# times are compensated: less the probes' own cost, calibrated at start (a probe pair "
-			"%s emulated, %s single-stepped); --raw-latency shows them as measured\n", e, s);
-	} else if (info->compensation_err) {
-		fprintf(out, "# times are raw, the probes' own cost included: calibrating it failed (%s)\n",
-			strerror(-info->compensation_err));
+		snprintf(buf, sz, "times are compensated: less the probes' own cost, calibrated at start (a probe pair "
+			 "%s emulated, %s single-stepped); --raw-latency shows them as measured", e, s);
+		return true;
 	}
+	if (info->compensation_err) {
+		snprintf(buf, sz, "times are raw, the probes' own cost included: calibrating it failed (%s)",
+			 strerror(-info->compensation_err));
+		return true;
+	}
+	return false;
 }
 
 static void print_copies(FILE *out, const struct report_info *info)
@@ -345,7 +349,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
 	struct name_cut cut;
-	char t[6][24];
+	char t[6][24], note[256];
 
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].s.calls)
@@ -443,7 +447,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->counter_read_failed)
 		fprintf(out, "# %" PRIu64 " perf counter reads failed: the calls they belong to show counters short by "
 			"what those reads missed\n", info->counter_read_failed);
-	print_compensation(out, info);
+	if (report_latency_note(note, sizeof(note), info))
+		fprintf(out, "# %s\n", note);
 	if (info->by != ATTR_BY_FUNCTION)
 		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
 			info->by == ATTR_BY_CONTAINER ? "; CONTAINER - is the host" : "");

@@ -79,6 +79,8 @@ uint64_t report_untimed_calls(const struct report_row *rows, size_t n);
 void report_sort(struct report_row *rows, size_t n);
 /* Writes a duration with a unit people read: 950ns, 12.3us, 4.56ms, 1.20s. */
 void report_format_ns(char *buf, size_t sz, uint64_t ns);
+/* Which times a summary shows, compensated or raw, as one sentence; false: nothing to say (a trace's raw times). */
+bool report_latency_note(char *buf, size_t sz, const struct report_info *info);
 /* A per-call count people read: 3.50, 120.5, 45210, 1.20M. */
 void report_format_count(char *buf, size_t sz, double v);
 /* Rows with no calls are left out of both outputs. */

@@ -63,6 +63,8 @@ void html_escape(FILE *out, const char *s)
 
 static void head(FILE *out, const struct report_info *info)
 {
+	char note[256];
+
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	      "<title>dlprof-bpf report</title><style>", out);
 	fputs(page_css, out);
@@ -86,7 +88,13 @@ static void head(FILE *out, const struct report_info *info)
 		html_escape(out, info->events[k]);
 	}
 	fputs(info->nr_events ? "" : "none (on-CPU time only)", out);
-	fputs("</span></p>\n", out);
+	fputs("</span>", out);
+	if (report_latency_note(note, sizeof(note), info)) {
+		fputs("<span class=\"latency\">", out);
+		html_escape(out, note);
+		fputs("</span>", out);
+	}
+	fputs("</p>\n", out);
 }
 
 /* A number cell: data-v sorts, the text is for people; "-" where it is unknown (data-v -1). */
