@@ -231,7 +231,8 @@ def modes(*which):
     return mark
 
 
-def run(scope):
+def run(scope, prepare=lambda fn: require_bpf()):
+    """prepare(test) runs first: it raises Skip where the machine cannot run the test."""
     tests = {name[5:]: fn for name, fn in scope.items() if name.startswith("test_")}
     if sys.argv[1:2] == ["--list"]:
         mode = sys.argv[2] if len(sys.argv) > 2 else None
@@ -241,7 +242,7 @@ def run(scope):
         print(f"usage: {sys.argv[0]} {'|'.join(tests)}", file=sys.stderr)
         return 2
     try:
-        require_bpf()
+        prepare(tests[sys.argv[1]])
         tests[sys.argv[1]]()
     except Skip as e:
         print(f"SKIP: {e}")

@@ -20,6 +20,11 @@ import re
 import subprocess
 import sys
 
+# One runner, one Skip and one check for every test script (tests/integration/itest.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import itest  # noqa: E402
+from itest import SKIP, Skip, check, require_bpf  # noqa: E402,F401
+
 TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DLPROF = os.environ.get("DLPROF", "")
 DRIVER = os.environ.get("DLTEST_DRIVER", "")
@@ -33,25 +38,6 @@ AGENT_CAPS = ("CAP_BPF", "CAP_PERFMON", "CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH")
 PODMAN_RUN = ["podman", "run", "--runtime", "runc",
               # runc cannot raise rlimits in this sandbox; crun refuses hybrid cgroup hosts.
               "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
-
-SKIP = 77
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def require_root_bpf():
-    if os.geteuid() != 0:
-        raise Skip("not root: loading BPF programs needs root or CAP_BPF+CAP_PERFMON")
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        raise Skip("kernel without BTF (/sys/kernel/btf/vmlinux missing)")
-
 
 def require_tools(*tools):
     """The tools scripts/deps installs; missing means the machine is not set up: a failure."""
@@ -281,22 +267,5 @@ def needs_bpf(fn):
 
 
 def run(scope):
-    tests = {name[5:]: fn for name, fn in scope.items() if name.startswith("test_")}
-    if sys.argv[1:2] == ["--list"]:
-        print("\n".join(tests))
-        return 0
-    if len(sys.argv) != 2 or sys.argv[1] not in tests:
-        print(f"usage: {sys.argv[0]} {'|'.join(tests)}", file=sys.stderr)
-        return 2
-    try:
-        if getattr(tests[sys.argv[1]], "needs_bpf", False):
-            require_root_bpf()
-        tests[sys.argv[1]]()
-    except Skip as e:
-        print(f"SKIP: {e}")
-        return SKIP
-    except AssertionError as e:
-        print(f"FAIL: {e}")
-        return 1
-    print("PASS")
-    return 0
+    """itest's runner; BPF is required only of the tests marked @needs_bpf."""
+    return itest.run(scope, prepare=lambda fn: getattr(fn, "needs_bpf", False) and require_bpf())
