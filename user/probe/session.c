@@ -30,6 +30,8 @@
 #include "probe/session.h"
 #include "probe/target.h"
 #include "probe/unwind_hooks.h"
+#include "util/array.h"
+#include "util/messages.h"
 /* The one file that knows the BPF object's layout; every other part goes through here. */
 #include "profile.skel.h"
 
@@ -52,6 +54,12 @@ struct session {
 	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
 	struct copy_discovery *discovery;	/* system-wide: the libraries' other copies, found and dropped as they come and go */
 	int poll_fd;			/* epoll over the recorder's and the discovery's fds; -1: none */
+	/* From the first session__relink on, the functions' links, a chunk of RELINK_CHUNK ids each. */
+	struct attacher **chunks;
+	size_t nr_chunks;
+	bool *linked;			/* which functions the chunks hold */
+	struct detacher **closing;	/* sampling windows' links, closed on threads */
+	size_t nr_closing;
 };
 
 /* Libraries are resolved as the first -p process sees them (its mount namespace). */
@@ -654,6 +662,27 @@ void session__totals(const struct session *s, struct session_totals *tot)
 	*tot = s->tot;
 }
 
+/* Waits for each detacher (at most patience_ms in all) and frees it; false: one is still closing. */
+static bool wait_all(struct detacher **d, size_t n, int patience_ms)
+{
+	double end = now_s() + patience_ms / 1e3;
+	bool all = true;
+
+	for (size_t k = 0; k < n; k++) {
+		while (d[k] && !detacher__done(d[k])) {
+			struct pollfd pfd = { .fd = detacher__fd(d[k]), .events = POLLIN };
+			int left = (int)((end - now_s()) * 1e3);
+
+			if (left <= 0 || (poll(&pfd, 1, left) < 0 && errno != EINTR))
+				break;
+		}
+		all &= !d[k] || detacher__done(d[k]);
+		detacher__free(d[k]);
+		d[k] = NULL;
+	}
+	return all;
+}
+
 static bool wait_detach(struct detacher *d, const struct session_stop_wait *w, double t0)
 {
 	bool told = false;
@@ -687,12 +716,28 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 
 	/* The copies first (their detach starts on threads): no new one may be attached while the rest goes. */
 	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
+	/* Each chunk on a thread of its own: one after the other, each close waits for a grace period. */
+	for (size_t c = 0; c < s->nr_chunks; c++) {
+		struct detacher **slot = s->chunks[c] ? ARRAY_SLOT(s->closing, s->nr_closing) : NULL;
+		struct detacher *cd = slot ? detacher__start(s->chunks[c]) : NULL;
+
+		if (cd) {
+			*slot = cd;
+			s->nr_closing++;
+		} else {
+			attacher__free(s->chunks[c]);
+		}
+		s->chunks[c] = NULL;
+	}
 	d = detacher__start(s->attacher);
 	if (!d)
 		attacher__free(s->attacher);
 	s->attacher = NULL;
 	if (d)
 		done = wait_detach(d, w, t0);
+	if (!wait_all(s->closing, s->nr_closing, done ? w->patience_ms : 0))
+		done = false;
+	s->nr_closing = 0;
 	if (copy_discovery__stop(s->discovery, done ? w->patience_ms : 0))
 		done = false;
 	s->tot.detach_unfinished = !done;
@@ -729,6 +774,12 @@ void session__free(struct session *s)
 	if (s->cmd.pid > 0 && s->cmd.go_fd >= 0)
 		launched_cmd__abort(&s->cmd);
 	copy_discovery__free(s->discovery);
+	for (size_t c = 0; c < s->nr_chunks; c++)
+		attacher__free(s->chunks[c]);
+	free(s->chunks);
+	free(s->linked);
+	wait_all(s->closing, s->nr_closing, 0);
+	free(s->closing);
 	attacher__free(s->attacher);
 	recorder__free(s->recorder);
 	kernel_groups__free(s->groups);
@@ -858,20 +909,22 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
 	kernel_probe_runtime(&s->maps, run_ns, runs);
 }
 
-/* The functions with on[i], library by library, into a; kernel refusals counted in *skipped. */
-static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t *skipped)
+/* The functions with on[i] among ids [lo, hi), library by library, into a; kernel refusals counted in *skipped. */
+static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t lo, size_t hi, size_t *skipped)
 {
 	const struct probe_table *t = &s->table;
-	uint64_t *offs = calloc(t->nr_funcs ?: 1, sizeof(*offs));
-	uint64_t *cookies = calloc(t->nr_funcs ?: 1, sizeof(*cookies));
+	uint64_t *offs = calloc(hi - lo ?: 1, sizeof(*offs));
+	uint64_t *cookies = calloc(hi - lo ?: 1, sizeof(*cookies));
 	int ret = offs && cookies ? 0 : -ENOMEM;
 
 	for (size_t l = 0; l < t->nr_libs && !ret; l++) {
 		const struct probe_lib *lib = &t->libs[l];
+		size_t first = lib->first_func > lo ? lib->first_func : lo;
+		size_t end = lib->first_func + lib->nr_funcs < hi ? lib->first_func + lib->nr_funcs : hi;
 		struct attach_skip *skips = NULL;
 		size_t n = 0, nr_skips = 0;
 
-		for (size_t i = lib->first_func; i < lib->first_func + lib->nr_funcs; i++)
+		for (size_t i = first; i < end; i++)
 			if (on[i]) {
 				offs[n] = t->offsets[i];
 				cookies[n++] = t->cookies[i];
@@ -887,25 +940,105 @@ static int attach_subset(struct session *s, struct attacher *a, const bool *on, 
 	return ret;
 }
 
-int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz)
+/*
+ * A relink re-creates only the chunks whose functions change: closing a
+ * link of all 5,363 functions of libcrypto took the kernel 80-290 ms, while
+ * the hot probes it was meant to remove kept firing and every other
+ * function went uncounted.
+ */
+#define RELINK_CHUNK 32
+
+/* The first relink: the start's links go, the unwinder's probes stay in an attacher of their own. */
+static int chunks_init(struct session *s, bool *all_changed)
 {
 	struct attach_progs progs = probe_progs(s);
-	double t0 = now_s();
-	size_t skipped = 0;
-	int ret;
+	size_t n = s->table.nr_funcs;
 
-	/* Closed before the new links exist: both at once would count a call twice. */
+	s->nr_chunks = (n + RELINK_CHUNK - 1) / RELINK_CHUNK;
+	s->chunks = calloc(s->nr_chunks ?: 1, sizeof(*s->chunks));
+	s->linked = calloc(n ?: 1, sizeof(*s->linked));
+	if (!s->chunks || !s->linked)
+		return -ENOMEM;
+	*all_changed = !s->opts.start_unlinked;
+	if (s->opts.start_unlinked)
+		return 0;
 	attacher__free(s->attacher);
 	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
-		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
-	ret = attach_subset(s, s->attacher, on, &skipped);
-	if (!ret && (s->unwind_fix || s->opts.unwind_unsafe))
-		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
+		return -errno;
+	if (s->unwind_fix || s->opts.unwind_unsafe)
+		return unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
+	return 0;
+}
+
+/* How long a relink waits for the old links to close before it attaches anyway (a stuck task holds them). */
+#define RELINK_PATIENCE_MS 5000
+
+int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz)
+{
+	struct attach_progs progs = probe_progs(s);
+	struct detacher **closing = NULL;
+	bool all_changed = false, *changed = NULL;
+	size_t skipped = 0, attached = 0, nr_closing = 0;
+	double t0 = now_s();
+	int ret = 0;
+
+	*gap_ms = 0;
+	if (!s->chunks && (ret = chunks_init(s, &all_changed)))
+		return fail(err, err_sz, ret, "cannot prepare the attach: %s", strerror(-ret));
+	changed = calloc(s->nr_chunks ?: 1, sizeof(*changed));
+	closing = calloc(s->nr_chunks ?: 1, sizeof(*closing));
+	if (!changed || !closing) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * Every changed chunk's old link closes at once, each on a thread: the
+	 * kernel takes its probes out first and then waits for a grace period,
+	 * which the closes then share instead of waiting one after the other.
+	 * The new links come after: both at once would count a call twice.
+	 */
+	for (size_t c = 0; c < s->nr_chunks; c++) {
+		size_t lo = c * RELINK_CHUNK, hi = lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK :
+											s->table.nr_funcs;
+
+		changed[c] = all_changed || memcmp(on + lo, s->linked + lo, (hi - lo) * sizeof(*on));
+		if (!changed[c] || !s->chunks[c])
+			continue;
+		closing[nr_closing] = detacher__start(s->chunks[c]);
+		if (closing[nr_closing])
+			nr_closing++;
+		else
+			attacher__free(s->chunks[c]);
+		s->chunks[c] = NULL;
+	}
+	if (!wait_all(closing, nr_closing, RELINK_PATIENCE_MS))
+		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
+		       RELINK_PATIENCE_MS);
+	for (size_t c = 0; c < s->nr_chunks && !ret; c++) {
+		size_t lo = c * RELINK_CHUNK, hi = lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK :
+											s->table.nr_funcs;
+		bool any = false;
+
+		if (!changed[c])
+			continue;
+		memcpy(s->linked + lo, on + lo, (hi - lo) * sizeof(*on));
+		for (size_t i = lo; i < hi; i++)
+			any |= on[i];
+		if (!any)
+			continue;
+		s->chunks[c] = attacher__new(s->mode, &progs, 0);
+		ret = s->chunks[c] ? attach_subset(s, s->chunks[c], on, lo, hi, &skipped) : -errno;
+	}
 	*gap_ms = (now_s() - t0) * 1e3;
+out:
+	free(changed);
+	free(closing);
+	for (size_t c = 0; c < s->nr_chunks; c++)
+		attached += s->chunks[c] ? attacher__nr_attached(s->chunks[c]) : 0;
+	s->tot.functions_attached = attached;
 	if (ret)
 		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
-	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	return 0;
 }
 
@@ -925,20 +1058,48 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 		free(l);
 		return NULL;
 	}
-	ret = attach_subset(s, l->attacher, on, &skipped);
+	ret = attach_subset(s, l->attacher, on, 0, s->table.nr_funcs, &skipped);
 	if (ret) {
 		fail(err, err_sz, ret, "cannot attach: %s", attach_strerror(ret));
-		session__links_free(l);
+		session__links_free(s, l);
 		errno = -ret;
 		return NULL;
 	}
 	return l;
 }
 
-void session__links_free(struct session_links *l)
+/* The windows whose links finished closing: their threads joined. */
+static void reap_closing(struct session *s)
 {
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nr_closing; i++) {
+		if (detacher__done(s->closing[i]))
+			detacher__free(s->closing[i]);
+		else
+			s->closing[k++] = s->closing[i];
+	}
+	s->nr_closing = k;
+}
+
+void session__links_free(struct session *s, struct session_links *l)
+{
+	struct detacher **slot, *d;
+
 	if (!l)
 		return;
-	attacher__free(l->attacher);
+	reap_closing(s);
+	/*
+	 * Closed on a thread: the probes are out within a few ms, the kernel's
+	 * grace period after that (tens of ms) need not hold the caller.
+	 */
+	slot = ARRAY_SLOT(s->closing, s->nr_closing);
+	d = slot ? detacher__start(l->attacher) : NULL;
+	if (d) {
+		*slot = d;
+		s->nr_closing++;
+	} else {
+		attacher__free(l->attacher);
+	}
 	free(l);
 }

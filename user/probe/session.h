@@ -221,7 +221,7 @@ int session__relink(struct session *s, const bool *on, double *gap_ms, char *err
 /* Links of their own for the functions with on[i], beside the main ones (sampling windows). */
 struct session_links;
 struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz);
-/* Closes them (waits for the kernel); NULL-safe. */
-void session__links_free(struct session_links *l);
+/* Closes them on a thread (the kernel's grace period does not hold the caller); NULL-safe. */
+void session__links_free(struct session *s, struct session_links *l);
 
 #endif /* DLPROF_PROBE_SESSION_H */
