@@ -34,7 +34,7 @@
 #define MIN_DUTY 0.002
 #define MAX_DUTY 0.2
 /* How often the probes' run time is checked between reads, to react before the next refresh. */
-#define FAST_CHECK_S 0.05
+#define FAST_CHECK_S 0.025
 /* Without probes (a reload failed, the target went away), the agent tries again this often. */
 #define RETRY_S 10.0
 

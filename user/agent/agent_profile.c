@@ -45,6 +45,31 @@ struct func_state {
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
 };
 
+/*
+ * The cold start measures every function before any is linked, a batch at a
+ * time: a batch's link is small, so it goes in and out in a few ms, and a
+ * hot function is probed only for its own batch's short window (one window
+ * of every function at once let openssl lose 14% of a 4 s run: the kernel
+ * took 80-290 ms to close that link while the hot probes kept firing).
+ */
+#define CALIB_BATCH 128
+#define CALIB_WINDOW_S 0.01
+/*
+ * A batch's hot functions slow their callers so much that a warm one beside
+ * them looks idle: it would be linked and then shed, a relink each time.
+ * The rest of a batch that held a costly function is measured again
+ * without it, up to this many times.
+ */
+#define CALIB_PASSES 3
+/* Between two batches, as long again as the last one took: the hot start's cost is spread, not piled up. */
+#define CALIB_DUTY 0.5
+
+enum calib_state {
+	CALIB_OFF,			/* no budget, or the plan after the batches is made */
+	CALIB_BATCHES,			/* windows over the functions, a batch each */
+	CALIB_PLAN_DUE,			/* every function measured: the first plan, at once */
+};
+
 struct agent_profile {
 	struct agent_profile_opts o;
 	struct session *s;
@@ -56,6 +81,13 @@ struct agent_profile {
 	struct func_state *fs;
 	uint64_t *calls;
 	bool *mask;			/* scratch: which functions a link set holds */
+	bool *in_window;		/* the functions of the open (or last) window */
+	size_t window_funcs;		/* how many */
+	enum calib_state calib;
+	bool *calib_todo;		/* still to be measured in a batch */
+	unsigned char *calib_passes;	/* batches each function was in */
+	size_t calib_next;		/* where the next batch starts looking */
+	size_t calib_left;		/* functions still to be measured */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
@@ -296,6 +328,9 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 			if (fs->sampled_id < 0)
 				fs->sampled_id = series_of(p, &f, true);
 		}
+		if (p->o.verbose)
+			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
+				  fs->cost_ns_per_s / 1e6);
 		fs->sampled = to_sample[i];
 	}
 	for (size_t i = 0; i < p->n; i++)
@@ -441,11 +476,14 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	p->last_tick = now;
 	p->fast_t = now;
 	p->fast_run_ns = p->st.probe_run_ns;
-	if (p->o.budget_on && !final)
+	/* The batches first: a plan before every function is measured would relink at each one. */
+	if (p->o.budget_on && !final && p->calib != CALIB_BATCHES)
 		ret = plan_budget(p, now);
 	/* A plan made from measured costs: the functions are where they stay. */
-	if (p->st.windows || !p->o.budget_on)
+	if (p->calib == CALIB_PLAN_DUE || !p->o.budget_on) {
+		p->calib = CALIB_OFF;
 		p->calibrated = true;
+	}
 	metrics_registry__settle(p->reg);
 	return ret;
 }
@@ -455,7 +493,9 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	uint64_t run_ns, runs;
 	double prog_share, rate;
 
-	if (!p->o.budget_on || now - p->fast_t < 0.05)
+	if (p->calib == CALIB_PLAN_DUE && !p->window)
+		return true;
+	if (!p->o.budget_on || now - p->fast_t < 0.025)
 		return false;
 	session__probe_runtime(p->s, &run_ns, &runs);
 	rate = (double)(run_ns - p->fast_run_ns) / (now - p->fast_t);
@@ -478,7 +518,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		if (ret)
 			return ret;
 		for (size_t i = 0; i < p->n; i++)
-			if (p->fs[i].sampled)
+			if (p->in_window[i])
 				seen += (double)p->calls[i] - p->fs[i].win0.calls;
 		measure_window_cost(p, now, seen);
 		if (p->sampled_call_ns > 0)
@@ -490,7 +530,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		struct func_profile f;
 		double k;
 
-		if (!fs->sampled)
+		if (!p->in_window[i])
 			continue;
 		ret = read_raw(p, i, &v, &f);
 		if (ret)
@@ -517,9 +557,46 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
 	}
 	if (!start && p->o.verbose)
-		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f",
-			  p->bplan.nr_sampled, span * 1e3, seen, call_ns, top_name, top);
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f%s",
+			  p->window_funcs, span * 1e3, seen, call_ns, top_name, top,
+			  p->calib == CALIB_BATCHES ? " calibration=true" : "");
 	return 0;
+}
+
+/* The next CALIB_BATCH functions still to be measured, in the library's order (neighbours share callers). */
+static void calib_batch(struct agent_profile *p)
+{
+	for (size_t k = 0; k < p->n && p->window_funcs < CALIB_BATCH; k++) {
+		size_t i = (p->calib_next + k) % p->n;
+
+		if (!p->calib_todo[i])
+			continue;
+		p->in_window[i] = true;
+		p->window_funcs++;
+		p->calib_next = (i + 1) % p->n;
+	}
+}
+
+/* After a batch's window: which of its functions are known now. */
+static void calib_judge(struct agent_profile *p)
+{
+	double costly = p->o.budget.budget_ns_per_s * BUDGET_SHED_FLOOR;
+	bool any_costly = false;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->in_window[i] && p->fs[i].cost_ns_per_s > costly)
+			any_costly = true;
+	for (size_t i = 0; i < p->n; i++) {
+		if (!p->in_window[i] || !p->calib_todo[i])
+			continue;
+		p->calib_passes[i]++;
+		if (any_costly && p->fs[i].cost_ns_per_s <= costly && p->calib_passes[i] < CALIB_PASSES)
+			continue;
+		p->calib_todo[i] = false;
+		p->calib_left--;
+	}
+	if (!p->calib_left)
+		p->calib = CALIB_PLAN_DUE;
 }
 
 static int open_window(struct agent_profile *p, double now)
@@ -527,19 +604,34 @@ static int open_window(struct agent_profile *p, double now)
 	char err[256];
 	int ret;
 
+	double len = p->o.budget.window_s;
+
+	p->window_funcs = 0;
 	for (size_t i = 0; i < p->n; i++)
-		p->mask[i] = p->fs[i].sampled;
+		p->in_window[i] = false;
+	if (p->calib == CALIB_BATCHES) {
+		calib_batch(p);
+		len = CALIB_WINDOW_S;
+	} else {
+		for (size_t i = 0; i < p->n; i++) {
+			p->in_window[i] = p->fs[i].sampled;
+			p->window_funcs += p->fs[i].sampled;
+		}
+	}
 	p->window_open_t = mono_s();
-	p->window = session__links_attach(p->s, p->mask, err, sizeof(err));
+	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
 	if (!p->window) {
 		agent_log("error", "what=window msg=\"%s\"", err);
-		p->next_window = now + p->bplan.period_s;
+		p->next_window = now + (p->calib == CALIB_BATCHES ? CALIB_WINDOW_S / CALIB_DUTY : p->bplan.period_s);
+		/* A batch that cannot be attached is not measured: its functions are judged idle. */
+		if (p->calib == CALIB_BATCHES)
+			calib_judge(p);
 		return -errno;
 	}
 	p->window_t0 = mono_s();
 	p->window_sys0 = kernel_cpu_s();
 	ret = read_window_totals(p, true, p->window_t0);
-	p->window_end = p->window_t0 + p->o.budget.window_s;
+	p->window_end = p->window_t0 + len;
 	p->next_window = p->window_t0 + p->bplan.period_s;
 	return ret;
 }
@@ -549,13 +641,17 @@ static int close_window(struct agent_profile *p)
 	double t1 = mono_s();
 	int ret = read_window_totals(p, false, t1);
 
-	session__links_free(p->window);
+	session__links_free(p->s, p->window);
 	p->window = NULL;
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_t0;
 	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
-	if (p->bplan.duty > 0)
+	if (p->calib == CALIB_BATCHES) {
+		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / CALIB_DUTY;
+		calib_judge(p);
+	} else if (p->bplan.duty > 0) {
 		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / p->bplan.duty;
+	}
 	metrics_registry__settle(p->reg);
 	return ret;
 }
@@ -567,7 +663,8 @@ double agent_profile__windows(struct agent_profile *p, double now)
 			return p->window_end;
 		close_window(p);
 	}
-	if (!p->bplan.nr_sampled)
+	/* Every function sampled until the first plan: no window of them all. */
+	if (!p->bplan.nr_sampled || p->calib == CALIB_PLAN_DUE)
 		return INFINITY;
 	if (now >= p->next_window) {
 		open_window(p, now);
@@ -642,10 +739,13 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->fs = calloc(p->n, sizeof(*p->fs));
 	p->calls = calloc(p->n, sizeof(*p->calls));
 	p->mask = calloc(p->n, sizeof(*p->mask));
+	p->in_window = calloc(p->n, sizeof(*p->in_window));
+	p->calib_todo = calloc(p->n, sizeof(*p->calib_todo));
+	p->calib_passes = calloc(p->n, sizeof(*p->calib_passes));
 	p->plan = calloc(p->n, sizeof(*p->plan));
 	p->cost = calloc(p->n, sizeof(*p->cost));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->hist)
+	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan || !p->cost || !p->hist)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
@@ -660,24 +760,28 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 /*
  * A workload that runs hot when the agent starts would pay for every
  * function probed full time until the first read. With a budget, every
- * function starts sampled instead: the first windows come quickly and
- * measure them all, then the next plan links the cheap ones for good.
+ * function starts sampled instead: short windows measure them a batch at
+ * a time (CALIB_BATCH), then the first plan links the cheap ones for good.
  */
-#define COLD_START_DUTY 0.2
 static void cold_start(struct agent_profile *p, double now)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].sampled = true;
 		p->fs[i].sampled_since = -INFINITY;	/* not held: it returns as soon as it is measured cheap */
 		p->fs[i].covered_until = now;
+		p->calib_todo[i] = true;
 	}
+	p->calib_left = p->n;
 	p->bplan.nr_sampled = p->n;
-	p->bplan.duty = COLD_START_DUTY;
-	p->bplan.period_s = p->o.budget.window_s / COLD_START_DUTY;
 	p->st.sampled = p->n;
+	p->calib = CALIB_BATCHES;
+	p->calib_next = 0;
+	if (!p->n)
+		p->calib = CALIB_PLAN_DUE;
 	/* The first window after a baseline of the machine's kernel time (measure_window_cost). */
 	p->next_window = now + WINDOW_BASELINE_S;
-	agent_log("budget", "cold_start=true sampled=%zu first_window_s=%.1f", p->n, WINDOW_BASELINE_S);
+	agent_log("budget", "cold_start=true sampled=%zu batch=%d window_ms=%.0f first_window_s=%.1f", p->n,
+		  CALIB_BATCH, CALIB_WINDOW_S * 1e3, WINDOW_BASELINE_S);
 }
 
 struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
@@ -738,7 +842,7 @@ void agent_profile__free(struct agent_profile *p)
 
 	if (!p)
 		return;
-	session__links_free(p->window);
+	session__links_free(p->s, p->window);
 	if (p->s) {
 		session__stop(p->s, &w);
 		session__totals(p->s, &p->tot);
@@ -752,6 +856,9 @@ void agent_profile__free(struct agent_profile *p)
 	free(p->fs);
 	free(p->calls);
 	free(p->mask);
+	free(p->in_window);
+	free(p->calib_todo);
+	free(p->calib_passes);
 	free(p->plan);
 	free(p->cost);
 	free(p->hist);
