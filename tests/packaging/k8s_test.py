@@ -246,10 +246,10 @@ def test_kubelet_lookup_policy():
     check(sa.get("automountServiceAccountToken") is False and pod.get("automountServiceAccountToken") is False,
           "a service-account token is mounted by default")
     check(sorted(os.listdir(LOOKUP)) == ["daemonset-patch.yaml", "kubelet-rbac.yaml"], f"kubelet-lookup/ holds {os.listdir(LOOKUP)}")
-    problems = rbac_problems(load_docs(os.path.join(pkgtest.K8S, RBAC)), ds, sa)
-    problems += lookup_wiring_problems(patched_daemonset(os.path.join(pkgtest.K8S, PATCH)))
+    patched = patched_daemonset(os.path.join(pkgtest.K8S, PATCH))
+    problems = rbac_problems(load_docs(os.path.join(pkgtest.K8S, RBAC)), ds, sa) + lookup_wiring_problems(patched)
     check(not problems, "; ".join(problems))
-    env = {e["name"]: e.get("value") for e in patched_daemonset(os.path.join(pkgtest.K8S, PATCH))["spec"]["template"]["spec"]["containers"][0]["env"]}
+    env = {e["name"]: e.get("value") for e in patched["spec"]["template"]["spec"]["containers"][0]["env"]}
     check(env["DLPROF_AGENT_KUBELET_CA"] != "insecure", "the patch turns certificate verification off")
 
 
