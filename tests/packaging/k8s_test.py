@@ -62,14 +62,21 @@ BROKEN = [
 ]
 
 
+def broken_copies(tmp, table):
+    """Each (what, manifest, (old, new), needle) of table as a file in tmp with old replaced by new:
+    (what, name, path, needle)."""
+    for what, name, (old, new), needle in table:
+        text = open(os.path.join(pkgtest.K8S, name)).read()
+        check(old in text, f"{what}: {old!r} is not in {name} any more; update the test")
+        path = os.path.join(tmp, os.path.basename(name))
+        with open(path, "w") as f:
+            f.write(text.replace(old, new, 1))
+        yield what, name, path, needle
+
+
 def test_broken_manifests_rejected():
     with tempfile.TemporaryDirectory() as tmp:
-        for what, name, (old, new), needle in BROKEN:
-            text = open(os.path.join(pkgtest.K8S, name)).read()
-            check(old in text, f"{what}: {old!r} is not in {name} any more; update the test")
-            path = os.path.join(tmp, os.path.basename(name))
-            with open(path, "w") as f:
-                f.write(text.replace(old, new, 1))
+        for what, name, path, needle in broken_copies(tmp, BROKEN):
             rc, out = validate(path)
             print(f"{what}: exit {rc}: {out.splitlines()[0] if out else ''}")
             check(rc == 1, f"{what}: the validator accepted it (exit {rc}): {out}")
@@ -279,12 +286,7 @@ def test_kubelet_lookup_broken_rejected():
     ds = pkgtest.k8s_docs("daemonset.yaml")[0]
     sa = pkgtest.k8s_docs("serviceaccount.yaml")[0]
     with tempfile.TemporaryDirectory() as tmp:
-        for what, name, (old, new), needle in BROKEN_LOOKUP:
-            text = open(os.path.join(pkgtest.K8S, name)).read()
-            check(old in text, f"{what}: {old!r} is not in {name} any more; update the test")
-            path = os.path.join(tmp, os.path.basename(name))
-            with open(path, "w") as f:
-                f.write(text.replace(old, new, 1))
+        for what, name, path, needle in broken_copies(tmp, BROKEN_LOOKUP):
             if name == RBAC:
                 problems = rbac_problems(load_docs(path), ds, sa)
             else:
