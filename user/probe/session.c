@@ -957,8 +957,15 @@ static int chunks_init(struct session *s, bool *all_changed)
 	s->nr_chunks = (n + RELINK_CHUNK - 1) / RELINK_CHUNK;
 	s->chunks = calloc(s->nr_chunks ?: 1, sizeof(*s->chunks));
 	s->linked = calloc(n ?: 1, sizeof(*s->linked));
-	if (!s->chunks || !s->linked)
+	if (!s->chunks || !s->linked) {
+		/* Both or neither: the next relink tries again from the start. */
+		free(s->chunks);
+		free(s->linked);
+		s->chunks = NULL;
+		s->linked = NULL;
+		s->nr_chunks = 0;
 		return -ENOMEM;
+	}
 	*all_changed = !s->opts.start_unlinked;
 	if (s->opts.start_unlinked)
 		return 0;
