@@ -601,10 +601,9 @@ static void calib_judge(struct agent_profile *p)
 
 static int open_window(struct agent_profile *p, double now)
 {
+	double len = p->o.budget.window_s;
 	char err[256];
 	int ret;
-
-	double len = p->o.budget.window_s;
 
 	p->window_funcs = 0;
 	for (size_t i = 0; i < p->n; i++)
@@ -621,12 +620,13 @@ static int open_window(struct agent_profile *p, double now)
 	p->window_open_t = mono_s();
 	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
 	if (!p->window) {
+		ret = -errno;
 		agent_log("error", "what=window msg=\"%s\"", err);
 		p->next_window = now + (p->calib == CALIB_BATCHES ? CALIB_WINDOW_S / CALIB_DUTY : p->bplan.period_s);
 		/* A batch that cannot be attached is not measured: its functions are judged idle. */
 		if (p->calib == CALIB_BATCHES)
 			calib_judge(p);
-		return -errno;
+		return ret;
 	}
 	p->window_t0 = mono_s();
 	p->window_sys0 = kernel_cpu_s();
@@ -745,7 +745,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->plan = calloc(p->n, sizeof(*p->plan));
 	p->cost = calloc(p->n, sizeof(*p->cost));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan || !p->cost || !p->hist)
+	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan ||
+	    !p->cost || !p->hist)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
