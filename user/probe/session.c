@@ -58,7 +58,7 @@ struct session {
 	struct attacher **chunks;
 	size_t nr_chunks;
 	bool *linked;			/* which functions the chunks hold */
-	struct detacher **closing;	/* sampling windows' links, closed on threads */
+	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
 	size_t nr_closing;
 };
 
