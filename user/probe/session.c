@@ -662,6 +662,25 @@ void session__totals(const struct session *s, struct session_totals *tot)
 	*tot = s->tot;
 }
 
+/*
+ * a's links closed on a thread, kept in s->closing until they are: the
+ * kernel takes the probes out at once, then waits for a grace period (tens
+ * of ms) that need not hold the caller, and that closes on threads share.
+ * Closed here when no thread can start. NULL-safe.
+ */
+static void close_on_thread(struct session *s, struct attacher *a)
+{
+	struct detacher **slot = a ? ARRAY_SLOT(s->closing, s->nr_closing) : NULL;
+	struct detacher *d = slot ? detacher__start(a) : NULL;
+
+	if (d) {
+		*slot = d;
+		s->nr_closing++;
+	} else {
+		attacher__free(a);
+	}
+}
+
 /* Waits for each detacher (at most patience_ms in all) and frees it; false: one is still closing. */
 static bool wait_all(struct detacher **d, size_t n, int patience_ms)
 {
@@ -718,15 +737,7 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
 	/* Each chunk on a thread of its own: one after the other, each close waits for a grace period. */
 	for (size_t c = 0; c < s->nr_chunks; c++) {
-		struct detacher **slot = s->chunks[c] ? ARRAY_SLOT(s->closing, s->nr_closing) : NULL;
-		struct detacher *cd = slot ? detacher__start(s->chunks[c]) : NULL;
-
-		if (cd) {
-			*slot = cd;
-			s->nr_closing++;
-		} else {
-			attacher__free(s->chunks[c]);
-		}
+		close_on_thread(s, s->chunks[c]);
 		s->chunks[c] = NULL;
 	}
 	d = detacher__start(s->attacher);
@@ -981,12 +992,17 @@ static int chunks_init(struct session *s, bool *all_changed)
 /* How long a relink waits for the old links to close before it attaches anyway (a stuck task holds them). */
 #define RELINK_PATIENCE_MS 5000
 
+/* The end of the chunk that starts at function lo. */
+static size_t chunk_end(const struct session *s, size_t lo)
+{
+	return lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK : s->table.nr_funcs;
+}
+
 int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz)
 {
 	struct attach_progs progs = probe_progs(s);
-	struct detacher **closing = NULL;
 	bool all_changed = false, *changed = NULL;
-	size_t skipped = 0, attached = 0, nr_closing = 0;
+	size_t skipped = 0, attached = 0;
 	double t0 = now_s();
 	int ret = 0;
 
@@ -994,37 +1010,30 @@ int session__relink(struct session *s, const bool *on, double *gap_ms, char *err
 	if (!s->chunks && (ret = chunks_init(s, &all_changed)))
 		return fail(err, err_sz, ret, "cannot prepare the attach: %s", strerror(-ret));
 	changed = calloc(s->nr_chunks ?: 1, sizeof(*changed));
-	closing = calloc(s->nr_chunks ?: 1, sizeof(*closing));
-	if (!changed || !closing) {
+	if (!changed) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	/*
-	 * Every changed chunk's old link closes at once, each on a thread: the
-	 * kernel takes its probes out first and then waits for a grace period,
-	 * which the closes then share instead of waiting one after the other.
-	 * The new links come after: both at once would count a call twice.
+	 * Every changed chunk's old link closes at once, each on a thread, so
+	 * that their grace periods overlap. The new links come after: both at
+	 * once would count a call twice.
 	 */
 	for (size_t c = 0; c < s->nr_chunks; c++) {
-		size_t lo = c * RELINK_CHUNK, hi = lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK :
-											s->table.nr_funcs;
+		size_t lo = c * RELINK_CHUNK;
 
-		changed[c] = all_changed || memcmp(on + lo, s->linked + lo, (hi - lo) * sizeof(*on));
-		if (!changed[c] || !s->chunks[c])
+		changed[c] = all_changed || memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
+		if (!changed[c])
 			continue;
-		closing[nr_closing] = detacher__start(s->chunks[c]);
-		if (closing[nr_closing])
-			nr_closing++;
-		else
-			attacher__free(s->chunks[c]);
+		close_on_thread(s, s->chunks[c]);
 		s->chunks[c] = NULL;
 	}
-	if (!wait_all(closing, nr_closing, RELINK_PATIENCE_MS))
+	if (!wait_all(s->closing, s->nr_closing, RELINK_PATIENCE_MS))
 		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
+	s->nr_closing = 0;
 	for (size_t c = 0; c < s->nr_chunks && !ret; c++) {
-		size_t lo = c * RELINK_CHUNK, hi = lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK :
-											s->table.nr_funcs;
+		size_t lo = c * RELINK_CHUNK, hi = chunk_end(s, lo);
 		bool any = false;
 
 		if (!changed[c])
@@ -1040,7 +1049,6 @@ int session__relink(struct session *s, const bool *on, double *gap_ms, char *err
 	*gap_ms = (now_s() - t0) * 1e3;
 out:
 	free(changed);
-	free(closing);
 	for (size_t c = 0; c < s->nr_chunks; c++)
 		attached += s->chunks[c] ? attacher__nr_attached(s->chunks[c]) : 0;
 	s->tot.functions_attached = attached;
@@ -1091,22 +1099,9 @@ static void reap_closing(struct session *s)
 
 void session__links_free(struct session *s, struct session_links *l)
 {
-	struct detacher **slot, *d;
-
 	if (!l)
 		return;
 	reap_closing(s);
-	/*
-	 * Closed on a thread: the probes are out within a few ms, the kernel's
-	 * grace period after that (tens of ms) need not hold the caller.
-	 */
-	slot = ARRAY_SLOT(s->closing, s->nr_closing);
-	d = slot ? detacher__start(l->attacher) : NULL;
-	if (d) {
-		*slot = d;
-		s->nr_closing++;
-	} else {
-		attacher__free(l->attacher);
-	}
+	close_on_thread(s, l->attacher);
 	free(l);
 }
