@@ -148,14 +148,17 @@ def strategic_merge(base, patch, key=None):
     return patch
 
 
-def load_docs(path):
-    import yaml  # Debian: python3-yaml
-    with open(path) as f:
-        return [d for d in yaml.safe_load_all(f) if d]
-
-
 def patched_daemonset(patch_path):
-    return strategic_merge(pkgtest.k8s_docs("daemonset.yaml")[0], load_docs(patch_path)[0])
+    return strategic_merge(pkgtest.k8s_docs("daemonset.yaml")[0], pkgtest.k8s_docs(patch_path)[0])
+
+
+def write_patched_daemonset(tmp, patch_path):
+    """The DaemonSet with the patch merged, as a file in tmp for the validator."""
+    import yaml
+    path = os.path.join(tmp, "daemonset-patched.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(patched_daemonset(patch_path), f)
+    return path
 
 
 def file_source(pod, mounts, path):
@@ -234,10 +237,7 @@ def lookup_wiring_problems(ds):
 
 def test_kubelet_lookup_valid():
     with tempfile.TemporaryDirectory() as tmp:
-        import yaml
-        merged = os.path.join(tmp, "daemonset-patched.yaml")
-        with open(merged, "w") as f:
-            yaml.safe_dump(patched_daemonset(os.path.join(pkgtest.K8S, PATCH)), f)
+        merged = write_patched_daemonset(tmp, os.path.join(pkgtest.K8S, PATCH))
         rc, out = validate(os.path.join(pkgtest.K8S, RBAC), merged)
     print(out, end="")
     check(rc == 0, f"the kubelet lookup's RBAC or patched DaemonSet does not validate: {out}")
@@ -254,7 +254,7 @@ def test_kubelet_lookup_policy():
           "a service-account token is mounted by default")
     check(sorted(os.listdir(LOOKUP)) == ["daemonset-patch.yaml", "kubelet-rbac.yaml"], f"kubelet-lookup/ holds {os.listdir(LOOKUP)}")
     patched = patched_daemonset(os.path.join(pkgtest.K8S, PATCH))
-    problems = rbac_problems(load_docs(os.path.join(pkgtest.K8S, RBAC)), ds, sa) + lookup_wiring_problems(patched)
+    problems = rbac_problems(pkgtest.k8s_docs(os.path.join(pkgtest.K8S, RBAC)), ds, sa) + lookup_wiring_problems(patched)
     check(not problems, "; ".join(problems))
     env = {e["name"]: e.get("value") for e in patched["spec"]["template"]["spec"]["containers"][0]["env"]}
     check(env["DLPROF_AGENT_KUBELET_CA"] != "insecure", "the patch turns certificate verification off")
@@ -288,7 +288,7 @@ def test_kubelet_lookup_broken_rejected():
     with tempfile.TemporaryDirectory() as tmp:
         for what, name, path, needle in broken_copies(tmp, BROKEN_LOOKUP):
             if name == RBAC:
-                problems = rbac_problems(load_docs(path), ds, sa)
+                problems = rbac_problems(pkgtest.k8s_docs(path), ds, sa)
             else:
                 problems = lookup_wiring_problems(patched_daemonset(path))
             print(f"{what}: {problems}")
@@ -297,10 +297,7 @@ def test_kubelet_lookup_broken_rejected():
         text = open(os.path.join(pkgtest.K8S, PATCH)).read().replace("expirationSeconds:", "expirationSecond:")
         with open(os.path.join(tmp, "patch.yaml"), "w") as f:
             f.write(text)
-        import yaml
-        with open(os.path.join(tmp, "daemonset.yaml"), "w") as f:
-            yaml.safe_dump(patched_daemonset(os.path.join(tmp, "patch.yaml")), f)
-        rc, out = validate(os.path.join(tmp, "daemonset.yaml"))
+        rc, out = validate(write_patched_daemonset(tmp, os.path.join(tmp, "patch.yaml")))
         print(f"misspelt patch field: exit {rc}: {out.splitlines()[0] if out else ''}")
         check(rc == 1 and "'\"expirationSecond\"' does not exist" in out, f"misspelt patch field accepted: {out}")
 

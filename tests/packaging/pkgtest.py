@@ -106,6 +106,7 @@ def image():
 
 
 def k8s_docs(name):
+    """The YAML documents of packaging/k8s/NAME (an absolute path: that file)."""
     import yaml  # Debian: python3-yaml; imported here so that --list needs nothing
     with open(os.path.join(K8S, name)) as f:
         return [d for d in yaml.safe_load_all(f) if d]
