@@ -90,9 +90,16 @@ def start_profiler_on(pid, libs, extra=()):
     return start_profiler(args + ["-p", str(pid)])
 
 
-def start_profiler(extra):
-    """The profiler in the background (-p or every process), once it says it attached."""
-    prof = subprocess.Popen(base_args(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def pinned_to(cpu):
+    """A preexec_fn that keeps a child on one CPU (None: anywhere)."""
+    return None if cpu is None else lambda: os.sched_setaffinity(0, {cpu})
+
+
+def start_profiler(extra, cpu=None):
+    """The profiler in the background (-p or every process), once it says it attached;
+    on one CPU if cpu is given."""
+    prof = subprocess.Popen(base_args(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=pinned_to(cpu))
     seen = []
     while True:
         line = prof.stderr.readline()
