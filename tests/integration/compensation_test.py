@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Overhead-compensated latency: an outer function spins ~20 us around 20
-calls of a probed function whose entry the kernel emulates (push %rbp). Its
+"""Overhead-compensated latency: an outer function spins around 20 calls of
+a probed function whose entry the kernel emulates (push %rbp). Its
 compensated latency must be within 25% of its unprobed time, which the
 workload measures itself before the profiler attaches; its raw latency is
-far off (the probes of the 20 inner calls are inside it). The workload and
-the profiler, whose calibration measures the probes' cost, share one CPU:
-on a VM, vCPUs differ by several percent in what a probe costs, and 20
-nested pairs multiply that error about eightfold in the outer call. Runner
-and helpers: itest.py; the workload: tests/progs/comp_driver.c."""
+far off (the probes of the 20 inner calls are inside it).
+
+What is left after compensation is 20 times the difference between the
+calibrated and the real cost of a pair: a few percent of a pair that costs
+1 us on one VM and 7-8 us on another. The outer call therefore spins as
+long as its 20 inner pairs cost (at least 20 us), so that the test asks
+the same precision of every machine; and the workload and the profiler
+share one CPU, since vCPUs differ by several percent in what a probe
+costs. Runner and helpers: itest.py; the workload: tests/progs/comp_driver.c."""
+import json
 import os
 import subprocess
 import sys
@@ -20,9 +25,18 @@ COMP_DRIVER = os.environ.get("COMP_DRIVER", "")
 COMP_LIB = os.environ.get("COMP_LIB", "")
 
 
-def profile_comp(extra, spin_ns=20000, inner=20, calls=300):
+def pair_cost_ns(cpu):
+    """What an emulated probe pair costs on cpu: the profiler's own calibration, on a command that calls nothing."""
+    p = subprocess.run(base_args(["--lib", COMP_LIB, "--", "/bin/true"]), capture_output=True, text=True,
+                       timeout=60, preexec_fn=pinned_to(cpu))
+    check(p.returncode == 0, f"calibration run: exit {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout)["probe_cost_ns"]["emulated"]["pair"]
+
+
+def profile_comp(extra, inner=20, calls=300):
     """(unprobed median ns, the profile's JSON) of one comp_driver run."""
     cpu = max(os.sched_getaffinity(0))
+    spin_ns = max(20000, inner * pair_cost_ns(cpu))
     d = subprocess.Popen([COMP_DRIVER, str(spin_ns), str(inner), str(calls)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, preexec_fn=pinned_to(cpu))
     try:
