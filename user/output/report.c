@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "attribution.h"
+#include "model/probe_class.h"
 #include "output/report.h"
 
 /* Why a function was probed at entry only: its JSON name and the table's footer line. */
@@ -565,9 +566,6 @@ static int add_group(struct json_object *o, const struct attr_group *g, enum att
 /* "latency": compensated or raw, and what the calibration found (docs/json-output.md). */
 static int add_compensation(struct json_object *doc, const struct report_info *info)
 {
-	static const char *const class_names[DLPROF_PROBE_CLASSES] = {
-		[DLPROF_PROBE_EMULATED] = "emulated", [DLPROF_PROBE_STEPPED] = "single_stepped",
-	};
 	struct json_object *costs;
 	int err = 0;
 
@@ -586,7 +584,7 @@ static int add_compensation(struct json_object *doc, const struct report_info *i
 
 		if (!c)
 			return -ENOMEM;
-		err |= json_object_object_add(costs, class_names[k], c);
+		err |= json_object_object_add(costs, probe_class_name((enum dlprof_probe_class)k), c);
 		err |= add_u64(c, "pair", info->probe_pair_ns[k]);
 		err |= add_u64(c, "own", info->probe_own_ns[k]);
 	}
