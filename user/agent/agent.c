@@ -22,13 +22,6 @@
 #include "agent/metrics_registry.h"
 #include "probe/session.h"
 
-/*
- * The kernel's part of one probed call, beyond the programs' own time that
- * bpf_stats measures: the breakpoint trap at an emulated entry instruction
- * and the return trampoline. Measured on the project's VMs with empty
- * programs (docs/agent.md, "What it costs"); DLPROF_AGENT_TRAP_NS overrides.
- */
-#define TRAP_NS_DEFAULT 850.0
 /* Sampling windows: long enough to see a rate, short enough to stay cheap. */
 #define WINDOW_S 0.1
 #define MIN_DUTY 0.002
@@ -69,12 +62,13 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* DLPROF_AGENT_TRAP_NS: one kernel cost of a probed call for every class, instead of the calibration's. */
 static double trap_ns(void)
 {
 	const char *env = getenv("DLPROF_AGENT_TRAP_NS");
 	double v = env ? strtod(env, NULL) : 0;
 
-	return v > 0 ? v : TRAP_NS_DEFAULT;
+	return v > 0 ? v : 0;
 }
 
 static void publish(struct agent *a)
@@ -316,7 +310,7 @@ int agent_run(const struct agent_opts *o)
 	 */
 	a.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (a.stats_fd < 0)
-		agent_log("warning", "what=bpf_stats msg=\"cannot enable BPF run-time stats (%s): the budget uses the default cost per call\"",
+		agent_log("warning", "what=bpf_stats msg=\"cannot enable BPF run-time stats (%s): the budget uses the calibrated cost per call\"",
 			  strerror(errno));
 	if (o->kubelet_url || o->kubelet_token) {
 		const char *node = getenv("NODE_NAME");

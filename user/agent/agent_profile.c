@@ -11,6 +11,7 @@
 #include "agent/agent_profile.h"
 #include "agent/duration_buckets.h"
 #include "agent/group_series.h"
+#include "model/probe_class.h"
 #include "probe/session.h"
 
 /*
@@ -30,6 +31,16 @@
 #define KUBELET_REFETCH_S 2.0
 /* The cheap check of the probes' run time only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
+/*
+ * The kernel's part of a probed call (trap, return trampoline) when the
+ * session's calibration could not measure it (not x86-64): what empty
+ * programs cost on the project's Intel VMs (docs/agent.md). Calibration
+ * has found 6-8x more than this on an AMD EPYC VM.
+ */
+static const double trap_ns_fallback[DLPROF_PROBE_CLASSES] = {
+	[DLPROF_PROBE_EMULATED] = 850,
+	[DLPROF_PROBE_STEPPED] = 9500,
+};
 
 struct func_state {
 	long exact_id;			/* series ids; -1: not made yet */
@@ -43,6 +54,7 @@ struct func_state {
 	double sampled_since;
 	bool measured;			/* its cost is known: from the links, or a window */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
+	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
 };
 
 /*
@@ -105,6 +117,9 @@ struct agent_profile {
 	uint64_t fast_run_ns;
 	struct session_totals tot;
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
+	double trap_ns[DLPROF_PROBE_CLASSES];	/* the kernel's part of a probed call, per class */
+	double prog_ns;			/* the programs' part, per call (bpf_stats) */
+	double mix_trap_ns;		/* the trap part of the exact functions' last calls, weighted by them */
 };
 
 static double mono_s(void)
@@ -358,6 +373,12 @@ static void log_budget(const struct agent_profile *p)
 		  p->st.call_cost_ns, p->st.relink_gap_s_total * 1e3);
 }
 
+/* What probing function i costs per call: its class's trap and the programs' time. */
+static double call_ns_of(const struct agent_profile *p, size_t i)
+{
+	return p->trap_ns[p->fs[i].cls] + p->prog_ns;
+}
+
 /* The per-call cost: the trap's part, and the programs' own time per call from bpf_stats. */
 static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 {
@@ -365,8 +386,8 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 
 	session__probe_runtime(p->s, &run_ns, &runs);
 	if (total_calls > p->last_total_calls + 1000 && run_ns > p->last_run_ns)
-		p->st.call_cost_ns = p->o.trap_ns + (double)(run_ns - p->last_run_ns) /
-						     (double)(total_calls - p->last_total_calls);
+		p->prog_ns = (double)(run_ns - p->last_run_ns) / (double)(total_calls - p->last_total_calls);
+	p->st.call_cost_ns = p->mix_trap_ns + p->prog_ns;
 	p->st.probe_run_ns = run_ns;
 	p->st.probe_runs = runs;
 	p->last_run_ns = run_ns;
@@ -434,7 +455,7 @@ static void collect(struct agent_profile *p, double now, bool final)
 
 int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
-	double dt = now - p->last_tick;
+	double dt = now - p->last_tick, new_calls = 0, trap_calls = 0;
 	uint64_t total = 0;
 	bool changed = false;
 	int ret;
@@ -460,9 +481,13 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 		}
 		p->mask[i] = changed = true;
 		if (dt > 0)
-			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * p->st.call_cost_ns;
+			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * call_ns_of(p, i);
+		new_calls += (double)(p->calls[i] - fs->last_calls);
+		trap_calls += (double)(p->calls[i] - fs->last_calls) * p->trap_ns[fs->cls];
 		fs->last_calls = p->calls[i];
 	}
+	if (new_calls > 0)
+		p->mix_trap_ns = trap_calls / new_calls;
 	/* One walk of the (function, container) aggregates, when an exact function was called. */
 	if (changed) {
 		ret = for_rows(p, p->mask, publish_row);
@@ -502,13 +527,13 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	p->fast_t = now;
 	p->fast_run_ns = run_ns;
 	/* The programs' time is only a part of a probed call's: scale it up to the whole. */
-	prog_share = p->st.call_cost_ns > p->o.trap_ns ? (p->st.call_cost_ns - p->o.trap_ns) / p->st.call_cost_ns : 0.5;
+	prog_share = p->prog_ns > 0 ? p->prog_ns / (p->mix_trap_ns + p->prog_ns) : 0.5;
 	return rate / prog_share > p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP;
 }
 
 static int read_window_totals(struct agent_profile *p, bool start, double now)
 {
-	double seen = 0, top = 0, span = now - p->window_t0, call_ns = p->st.call_cost_ns;
+	double seen = 0, top = 0, span = now - p->window_t0, call_ns = 0;
 	const char *top_name = "-";
 	int ret;
 
@@ -521,8 +546,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 			if (p->in_window[i])
 				seen += (double)p->calls[i] - p->fs[i].win0.calls;
 		measure_window_cost(p, now, seen);
-		if (p->sampled_call_ns > 0)
-			call_ns = p->sampled_call_ns;
+		call_ns = p->sampled_call_ns;
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
@@ -551,14 +575,15 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		if (fs->sampled_id < 0 && v.calls > fs->win0.calls)
 			fs->sampled_id = series_of(p, &f, true);
 		add_scaled_diff(&fs->est, &v, &fs->win0, k);
-		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * call_ns,
+		/* Measured in the windows when it could be, else from the calibration. */
+		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * (call_ns > 0 ? call_ns : call_ns_of(p, i)),
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
 		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
 	}
 	if (!start && p->o.verbose)
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f%s",
-			  p->window_funcs, span * 1e3, seen, call_ns, top_name, top,
+			  p->window_funcs, span * 1e3, seen, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
 			  p->calib == CALIB_BATCHES ? " calibration=true" : "");
 	return 0;
 }
@@ -751,11 +776,52 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
 		p->fs[i].measured = !p->o.budget_on;
+		p->fs[i].cls = session__table(p->s)->funcs[i].stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
 	}
 	ret = session__start(p->s, &cmd_failed, err, err_sz);
 	if (ret && !err[0])
 		snprintf(err, err_sz, "cannot attach: %s", strerror(-ret));
 	return ret;
+}
+
+/*
+ * What a probed call costs the kernel beyond the programs, per class: the
+ * session's calibration (a probe pair on the agent's own code, with these
+ * programs and this attach mode) less the programs' time in it. A pair
+ * costs 0.9-1.1 us on an Intel VM and 6.5-8.5 us on an AMD one: no
+ * constant holds for both.
+ */
+static void set_trap_costs(struct agent_profile *p)
+{
+	const char *source = "calibrated";
+
+	p->prog_ns = (double)p->tot.probe_calib_prog_ns;
+	for (int c = 0; c < DLPROF_PROBE_CLASSES; c++) {
+		double pair = (double)p->tot.probe_pair_ns[c];
+
+		if (p->o.trap_ns > 0) {
+			p->trap_ns[c] = p->o.trap_ns;
+			source = "DLPROF_AGENT_TRAP_NS";
+		} else if (p->tot.compensated && pair > 0) {
+			p->trap_ns[c] = pair > p->prog_ns ? pair - p->prog_ns : pair;
+		} else {
+			p->trap_ns[c] = trap_ns_fallback[c];
+			source = "default";
+		}
+		p->st.trap_ns[c] = p->trap_ns[c];
+	}
+	/*
+	 * Until bpf_stats has counted real calls: the calibration's share. A
+	 * calibrated pair without it is the whole cost; an assumed trap gets as
+	 * much again for the programs.
+	 */
+	if (p->prog_ns <= 0 && strcmp(source, "calibrated"))
+		p->prog_ns = p->trap_ns[DLPROF_PROBE_EMULATED];
+	p->mix_trap_ns = p->trap_ns[DLPROF_PROBE_EMULATED];
+	p->st.call_cost_ns = p->mix_trap_ns + p->prog_ns;
+	agent_log("budget", "trap_ns_%s=%.0f trap_ns_%s=%.0f prog_ns=%.0f source=%s",
+		  probe_class_name(DLPROF_PROBE_EMULATED), p->trap_ns[DLPROF_PROBE_EMULATED],
+		  probe_class_name(DLPROF_PROBE_STEPPED), p->trap_ns[DLPROF_PROBE_STEPPED], p->prog_ns, source);
 }
 
 /*
@@ -812,7 +878,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.nr_events = p->tot.nr_events;
 	p->st.attach_s = p->tot.attach_ms / 1e3;
 	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
-	p->st.call_cost_ns = o->trap_ns * 2;	/* until the programs' time is measured */
+	set_trap_costs(p);
 	p->last_tick = p->fast_t = p->last_sys_t = mono_s();
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);

@@ -28,7 +28,7 @@ struct agent_profile_opts {
 	const struct kubelet_client_opts *kubelet;	/* the pod list's source; NULL: the containers' files only */
 	bool budget_on;
 	struct budget_opts budget;
-	double trap_ns;			/* the kernel's part of a probed call (trap, return trampoline) */
+	double trap_ns;			/* > 0: the kernel's part of a probed call, for every class; 0: calibrated */
 	double series_grace_s;		/* a removed container's series stay exposed this long */
 	int verbose;			/* > 0: a log line per sampling window too */
 };
@@ -52,7 +52,8 @@ struct agent_profile_stats {
 	uint64_t probe_runs;
 	uint64_t dropped;		/* calls counted but not timed, orphan returns: kernel-side losses */
 	uint64_t orphan_returns;
-	double call_cost_ns;		/* the per-call cost the budget uses now */
+	double call_cost_ns;		/* the per-call cost the budget uses now (the exact functions' mix) */
+	double trap_ns[DLPROF_PROBE_CLASSES];	/* its kernel part per class of probed instruction */
 	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include "agent/agent_self.h"
+#include "model/probe_class.h"
 
 static void gauge(struct prom_buf *b, const char *name, const char *type, const char *help, double v)
 {
@@ -50,6 +51,20 @@ static void functions(const struct agent_self *a, struct prom_buf *b)
 	prom_sample(b, "dlprof_agent_functions", &l, 1, NULL, NULL, (double)p->skipped);
 }
 
+/* The kernel's part of a probed call per class, as the session's calibration found it at start. */
+static void trap_costs(const struct agent_profile_stats *p, struct prom_buf *b)
+{
+	struct prom_label l = { "class", NULL };
+
+	prom_family(b, "dlprof_agent_trap_cost_seconds", "gauge",
+		    "The kernel's part of one probed call (trap, return trampoline) by class of probed instruction, "
+		    "calibrated at start");
+	for (int c = 0; c < DLPROF_PROBE_CLASSES; c++) {
+		l.value = probe_class_name((enum dlprof_probe_class)c);
+		prom_sample(b, "dlprof_agent_trap_cost_seconds", &l, 1, NULL, NULL, p->trap_ns[c] / 1e9);
+	}
+}
+
 void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 {
 	const struct agent_profile_stats *p = &a->prof;
@@ -75,7 +90,9 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	      "Share of the budget the current plan uses (probes' estimated cost / budget)",
 	      p->budget_ns_per_s > 0 ? p->expected_ns_per_s / p->budget_ns_per_s : 0);
 	gauge(b, "dlprof_agent_call_cost_seconds", "gauge",
-	      "Estimated cost of one probed call: the trap's part and the programs' measured time", p->call_cost_ns / 1e9);
+	      "Estimated cost of one probed call of the functions in the links: the trap's part and the programs' measured time",
+	      p->call_cost_ns / 1e9);
+	trap_costs(p, b);
 	gauge(b, "dlprof_agent_sampled_call_cost_seconds", "gauge",
 	      "Cost of one call of the sampled functions, measured: the kernel time their windows added, per call",
 	      p->sampled_call_cost_ns / 1e9);

@@ -269,9 +269,12 @@ static int setup_attribution(struct session *s, bool record)
 static void calibrate(struct session *s)
 {
 	struct attach_progs progs = probe_progs(s);
+	uint64_t run0, runs0, run1, runs1;
 	struct probe_costs c;
 	int err;
 
+	/* No target probe is in yet: the programs' runs meanwhile are the calibration's (if bpf_stats counts). */
+	kernel_probe_runtime(&s->maps, &run0, &runs0);
 	s->skel->bss->calibrating = 1;
 	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
 	s->skel->bss->calibrating = 0;
@@ -279,6 +282,10 @@ static void calibrate(struct session *s)
 		s->tot.compensation_err = err;
 		return;
 	}
+	kernel_probe_runtime(&s->maps, &run1, &runs1);
+	/* A pair is two runs (entry and return), whichever programs the attach mode has. */
+	if (runs1 - runs0 >= 2)
+		s->tot.probe_calib_prog_ns = (run1 - run0) / ((runs1 - runs0) / 2);
 	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
 		s->skel->bss->comp_pair_ns[k] = c.pair_ns[k];
 		s->skel->bss->comp_own_ns[k] = c.own_ns[k];
