@@ -8,6 +8,7 @@ container's series go after --series-grace. Runner and helpers: itest.py."""
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,7 @@ import uuid
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-from agent_test import Agent, samples
+from agent_test import Agent, calls, samples, wait_value
 from containers import PODMAN_RUN, driver_image, remove_cgroup_everywhere, require_podman
 
 
@@ -131,6 +132,44 @@ def test_agent_series_per_container_exact():
                 check(a.stop() == 0, f"exit {a.p.returncode}")
         finally:
             finish(host)
+
+
+@modes("session")
+def test_agent_budget_covers_container_copy():
+    """A container with its own copy of the library (another inode), idle when the agent starts:
+    the cold start leaves it unlinked, the first plan links dlt_add in it too (its calls counted
+    exactly), and once it runs hot there the budget takes dlt_add out of the copy's links as
+    well: the probes' time drops to a sliver of a CPU, and the sampling windows, which cover
+    the copy, see its calls (the host's file has no caller here)."""
+    require_podman()
+    from namespace_test import container_driver, finish_container, lib_world, profiler_env
+    with lib_world() as (name, host_dir, tag):
+        c, driver_pid = container_driver(tag, name, 4000000000)
+        try:
+            with Agent(["--lib", name, "--func", "dlt_add", "--max-overhead", "0.05"],
+                       env=profiler_env(host_dir)) as a:
+                a.wait_health()
+                check(re.search(rf"copy /app/{re.escape(name)}.*: 0 functions", a.text()),
+                      f"the copy was linked before the cold start's plan: {a.text()}")
+                c.stdin.write("go\n")
+                c.stdin.flush()
+                text = wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}'), 1,
+                                  timeout=30)
+                check(calls(text, "dlt_add") > 0, f"the copy's calls before the move were not counted: {a.text()}")
+                # The programs' time over 3 s once dlt_add is sampled: windows only.
+                t0, p0 = time.time(), metric(text, "dlprof_agent_probe_seconds_total")
+                time.sleep(3)
+                text = a.metrics()
+                share = (metric(text, "dlprof_agent_probe_seconds_total") - p0) / (time.time() - t0)
+                print(f"probe programs after the move: {share * 100:.3f}% of a CPU; "
+                      f"sampled calls {calls(text, 'dlt_add', sampled=True):.0f}")
+                check(share < 0.02, f"the copy is still probed full time: programs at {share:.1%} of a CPU")
+                wait_value(a, lambda t: calls(t, "dlt_add", sampled=True) > 0, True, timeout=30)
+                check(a.stop() == 0, f"exit {a.p.returncode}")
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(driver_pid, signal.SIGKILL)
+            finish_container(c)
 
 
 @modes("session")

@@ -143,7 +143,7 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 static int start(struct copy_discovery *d, const struct probe_table *t, const struct str_list *specs,
-		 enum attach_mode mode, const struct attach_progs *progs)
+		 enum attach_mode mode, const struct attach_progs *progs, bool start_unlinked)
 {
 	struct lib_copies_hooks hooks = { .watch = watch_pid, .forget = forget_file, .ctx = d };
 	int err;
@@ -163,7 +163,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		err = fill_cgroups(d);
 	if (err)
 		return err;
-	d->copies = lib_copies__new(t, specs, mode, progs, &hooks);
+	d->copies = lib_copies__new(t, specs, mode, progs, &hooks, start_unlinked);
 	if (!d->copies)
 		return -errno;
 	/* The primaries stay attached: their mappings need no event. */
@@ -182,7 +182,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 
 struct copy_discovery *copy_discovery__start(const struct probe_table *t, const struct str_list *specs,
 					     enum attach_mode mode, const struct attach_progs *progs,
-					     char *const *cgroups, size_t nr_cgroups)
+					     char *const *cgroups, size_t nr_cgroups, bool start_unlinked)
 {
 	struct copy_discovery *d = calloc(1, sizeof(*d));
 	int err;
@@ -191,7 +191,7 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 		return NULL;
 	d->cgroups = cgroups;
 	d->nr_cgroups = nr_cgroups;
-	err = start(d, t, specs, mode, progs);
+	err = start(d, t, specs, mode, progs, start_unlinked);
 	if (err) {
 		copy_discovery__free(d);
 		errno = -err;

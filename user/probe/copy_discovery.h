@@ -21,12 +21,13 @@ struct copy_discovery;
  * Load and attach the hooks, then look for the copies running processes
  * reach already (lib_copies__scan): in that order, so a copy mapped
  * meanwhile is seen by one or the other. cgroups (absolute v2 directories,
- * borrowed): only their processes' copies; none: every process's. NULL
- * with errno set.
+ * borrowed): only their processes' copies; none: every process's.
+ * start_unlinked: the copies' functions wait for lib_copies__relink
+ * (lib_copies.h). NULL with errno set.
  */
 struct copy_discovery *copy_discovery__start(const struct probe_table *t, const struct str_list *specs,
 					     enum attach_mode mode, const struct attach_progs *progs,
-					     char *const *cgroups, size_t nr_cgroups);
+					     char *const *cgroups, size_t nr_cgroups, bool start_unlinked);
 /* Readable when the kernel reported something: then copy_discovery__poll(). */
 int copy_discovery__fd(const struct copy_discovery *d);
 /* Handle what the kernel reported. 0 or -errno. */

@@ -33,10 +33,12 @@ struct lib_copy {
 	size_t nr_aliases;
 	char *path;			/* what we open: through /proc/PID/root for another namespace */
 	char *display;
-	struct attacher *attacher;	/* NULL for a primary (the session's attacher holds it) */
+	struct attacher *attacher;	/* NULL for a primary (the session's attacher holds it), or none linked */
+	struct copy_funcs funcs;	/* where its functions are, from its first attach (the file may be gone later) */
 	pid_t *holders;			/* processes known to map it; empty: look again */
 	size_t nr_holders;
 	bool failed;			/* the kernel refused it: not tried again */
+	bool unlinked;			/* its links were handed off by lib_copies__unlink_changed: attach again */
 };
 
 struct lib_copies {
@@ -52,6 +54,7 @@ struct lib_copies {
 	size_t nr_detachers;
 	double seen_s;			/* the event being handled: when the kernel saw the file (0: none) */
 	double t0;
+	bool *linked;			/* by function id: what the copies' links hold; NULL: every function */
 };
 
 static const char *const origin_names[] = {
@@ -194,27 +197,72 @@ static int add_holder(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 	return 0;
 }
 
+/*
+ * The file copy is reached by now: through the namespace of a process that
+ * still maps it, since the one it was found through may have exited.
+ */
+static void reach_path(const struct lib_copy *copy, char *buf, size_t sz)
+{
+	for (size_t k = 0; copy->info.ns_pid && k < copy->nr_holders; k++) {
+		if (!pid_alive(copy->holders[k]))
+			continue;
+		snprintf(buf, sz, "/proc/%d/root%s", (int)copy->holders[k], copy->display);
+		return;
+	}
+	snprintf(buf, sz, "%s", copy->path);
+}
+
+/*
+ * A new attacher for copy's functions that on holds (NULL: all of them) in
+ * *out, or none when it holds none of them. The functions are read from
+ * the file once while it is attached (a relink needs no file then). 0 or
+ * -errno (*out may then be set: the caller frees it).
+ */
+static int attach_funcs(struct lib_copies *c, struct lib_copy *copy, const bool *on, struct attacher **out)
+{
+	uint64_t *offs = NULL, *cookies = NULL;
+	struct attach_skip *skips = NULL;
+	char path[PATH_MAX + 32];
+	size_t n = 0, nr_skips = 0;
+	int err = 0;
+
+	*out = NULL;
+	reach_path(copy, path, sizeof(path));
+	if (!copy->funcs.cnt) {
+		copy_funcs__free(&copy->funcs);
+		err = copy_funcs__map(c->table, copy->info.lib, path, &copy->funcs);
+		if (!err && !copy->funcs.cnt)
+			err = -ENOENT;
+		copy->info.nr_missing = copy->funcs.missing;
+		if (err)
+			return err;
+	}
+	offs = calloc(copy->funcs.cnt, sizeof(*offs));
+	cookies = calloc(copy->funcs.cnt, sizeof(*cookies));
+	if (!offs || !cookies)
+		err = -ENOMEM;
+	for (size_t j = 0; !err && j < copy->funcs.cnt; j++) {
+		if (on && !on[copy->funcs.cookies[j] & DLPROF_COOKIE_ID_MASK])
+			continue;
+		offs[n] = copy->funcs.offsets[j];
+		cookies[n++] = copy->funcs.cookies[j];
+	}
+	if (!err && n) {
+		*out = attacher__new(c->mode, &c->progs, 0);
+		err = *out ? attacher__attach_file(*out, path, offs, cookies, n, &skips, &nr_skips) : -errno;
+	}
+	free(skips);
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+/* The copy's links, holding the functions the copies' links hold now. */
 static int attach_copy(struct lib_copies *c, struct lib_copy *copy)
 {
-	struct copy_funcs m = {};
-	struct attach_skip *skips = NULL;
-	size_t nr_skips = 0;
-	int err;
+	int err = attach_funcs(c, copy, c->linked, &copy->attacher);
 
-	err = copy_funcs__map(c->table, copy->info.lib, copy->path, &m);
-	if (!err && !m.cnt)
-		err = -ENOENT;
-	if (!err)
-		copy->attacher = attacher__new(c->mode, &c->progs, 0);
-	if (!err && !copy->attacher)
-		err = -errno;
-	if (!err)
-		err = attacher__attach_file(copy->attacher, copy->path, m.offsets, m.cookies, m.cnt,
-					    &skips, &nr_skips);
-	copy->info.nr_funcs = m.cnt - nr_skips;
-	copy->info.nr_missing = m.missing;
-	free(skips);
-	copy_funcs__free(&m);
+	copy->info.nr_funcs = copy->attacher ? attacher__nr_attached(copy->attacher) : 0;
 	return err;
 }
 
@@ -278,7 +326,7 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 
 struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str_list *specs,
 				   enum attach_mode mode, const struct attach_progs *progs,
-				   const struct lib_copies_hooks *hooks)
+				   const struct lib_copies_hooks *hooks, bool start_unlinked)
 {
 	struct lib_copies *c = calloc(1, sizeof(*c));
 
@@ -286,6 +334,11 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 		return NULL;
 	*c = (struct lib_copies){ .table = t, .specs = specs, .mode = mode, .progs = *progs,
 				  .hooks = *hooks, .t0 = now_s() };
+	if (start_unlinked && !(c->linked = calloc(t->nr_funcs ?: 1, sizeof(*c->linked)))) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		const struct lib_file *f = t->libs[i].file;
 		struct lib_copy *copy = ARRAY_SLOT(c->copies, c->nr_copies);
@@ -313,7 +366,8 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 /* A copy detached once and mapped again (the same image started anew): probed again. */
 static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 {
-	int err = attach_copy(c, copy);
+	/* A holder first: the file is reached through its namespace. */
+	int err = add_holder(c, copy, pid) ?: attach_copy(c, copy);
 
 	if (err) {
 		attacher__free(copy->attacher);
@@ -324,7 +378,7 @@ static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 	}
 	copy->info.detached = false;
 	note_copy(copy, "re-attached");
-	return add_holder(c, copy, pid);
+	return 0;
 }
 
 /* A known copy that one more process maps, or maps again. */
@@ -516,6 +570,7 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 {
 	release_attacher(c, copy->attacher);
 	copy->attacher = NULL;
+	copy_funcs__free(&copy->funcs);
 	copy->info.detached = true;
 	copy->info.detach_s = now_s() - c->t0;
 	copy->nr_holders = 0;
@@ -600,6 +655,109 @@ int lib_copies__detach_all(struct lib_copies *c, int timeout_ms)
 	return 0;
 }
 
+/* Copies whose links are the set's to change: attached and not a primary. */
+static bool relinkable(const struct lib_copy *copy)
+{
+	return copy->info.origin != COPY_PRIMARY && !copy->info.detached && !copy->failed;
+}
+
+/* Whether the functions of the table's library lib that the links hold differ between a and b (NULL: all). */
+static bool lib_changed(const struct lib_copies *c, size_t lib, const bool *a, const bool *b)
+{
+	const struct probe_lib *l = &c->table->libs[lib];
+
+	for (size_t i = l->first_func; i < l->first_func + l->nr_funcs; i++)
+		if ((a ? a[i] : true) != (b ? b[i] : true))
+			return true;
+	return false;
+}
+
+int lib_copies__unlink_changed(struct lib_copies *c, const bool *on, struct attacher ***old, size_t *nr)
+{
+	size_t n = c->table->nr_funcs;
+	bool *linked = malloc(n ?: 1);
+
+	*old = NULL;
+	*nr = 0;
+	if (!linked)
+		return -ENOMEM;
+	memcpy(linked, on, n * sizeof(*on));
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		struct lib_copy *copy = &c->copies[i];
+		struct attacher **slot;
+
+		if (!relinkable(copy) || !lib_changed(c, copy->info.lib, c->linked, linked))
+			continue;
+		copy->unlinked = true;
+		copy->info.nr_funcs = 0;
+		if (!copy->attacher)
+			continue;
+		slot = ARRAY_SLOT(*old, *nr);
+		if (!slot) {
+			/* Closed here: slower than with the others, but closed before the new links. */
+			attacher__free(copy->attacher);
+		} else {
+			*slot = copy->attacher;
+			(*nr)++;
+		}
+		copy->attacher = NULL;
+	}
+	free(c->linked);
+	c->linked = linked;
+	return 0;
+}
+
+int lib_copies__relink(struct lib_copies *c)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		struct lib_copy *copy = &c->copies[i];
+		int ret;
+
+		if (!copy->unlinked)
+			continue;
+		copy->unlinked = false;
+		ret = attach_copy(c, copy);
+		if (ret) {
+			errmsg("warning: cannot attach probes to the copy %s again: %s; its calls are not counted",
+			       copy->display, attach_strerror(ret));
+			attacher__free(copy->attacher);
+			copy->attacher = NULL;
+			copy->info.nr_funcs = 0;
+			err = err ?: ret;
+		}
+	}
+	return err;
+}
+
+int lib_copies__attach_subset(struct lib_copies *c, const bool *on, struct attacher ***out, size_t *nr)
+{
+	int err = 0;
+
+	*out = NULL;
+	*nr = 0;
+	for (size_t i = 0; i < c->nr_copies && !err; i++) {
+		struct lib_copy *copy = &c->copies[i];
+		struct attacher *a = NULL, **slot;
+
+		if (!relinkable(copy))
+			continue;
+		err = attach_funcs(c, copy, on, &a);
+		if (!a)
+			continue;
+		slot = ARRAY_SLOT(*out, *nr);
+		if (!slot) {
+			attacher__free(a);
+			err = err ?: -ENOMEM;
+			continue;
+		}
+		*slot = a;
+		(*nr)++;
+	}
+	return err;
+}
+
 const struct lib_copy_info *lib_copies__list(struct lib_copies *c, size_t *cnt)
 {
 	struct lib_copy_info *infos = realloc(c->infos, (c->nr_copies + 1) * sizeof(*infos));
@@ -624,6 +782,7 @@ void lib_copies__free(struct lib_copies *c)
 		struct lib_copy *copy = &c->copies[i];
 
 		attacher__free(copy->attacher);
+		copy_funcs__free(&copy->funcs);
 		free(copy->holders);
 		free(copy->aliases);
 		if (copy->info.origin != COPY_PRIMARY) {
@@ -636,5 +795,6 @@ void lib_copies__free(struct lib_copies *c)
 	free(c->detachers);
 	free(c->copies);
 	free(c->infos);
+	free(c->linked);
 	free(c);
 }

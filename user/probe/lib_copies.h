@@ -57,11 +57,13 @@ struct lib_copies_hooks {
 
 /*
  * specs: the --lib arguments; only names (no '/') have copies. The table,
- * progs and specs are borrowed and must outlive the set.
+ * progs and specs are borrowed and must outlive the set. start_unlinked:
+ * copies are attached with no function linked until lib_copies__relink
+ * says which (a front end with a budget); else with every function.
  */
 struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str_list *specs,
 				   enum attach_mode mode, const struct attach_progs *progs,
-				   const struct lib_copies_hooks *hooks);
+				   const struct lib_copies_hooks *hooks, bool start_unlinked);
 /* Whether a file named base (no directory) is a copy of one of the names. */
 bool lib_copies__wants_name(const struct lib_copies *c, const char *base);
 /*
@@ -85,6 +87,24 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid);
  * when some detach was still under way (it goes on on its own thread).
  */
 int lib_copies__detach_all(struct lib_copies *c, int timeout_ms);
+/*
+ * A front end with a budget links a subset of the functions (on, by
+ * function id), in the copies as in the primaries. The links of each copy
+ * whose subset changes are handed to the caller in *old (an array the
+ * caller frees, with the attachers): closed together with the primaries'
+ * changed links, their grace periods overlap. lib_copies__relink then
+ * attaches those copies again with the new subset: after the old links
+ * closed, or a call would count twice. 0 or -errno.
+ */
+int lib_copies__unlink_changed(struct lib_copies *c, const bool *on, struct attacher ***old, size_t *nr);
+int lib_copies__relink(struct lib_copies *c);
+/*
+ * Links of their own for the functions on holds, in every attached copy
+ * (a sampling window's): one attacher per copy that holds any, in *out (an
+ * array the caller frees, with the attachers). 0 or -errno (*out holds
+ * those made before).
+ */
+int lib_copies__attach_subset(struct lib_copies *c, const bool *on, struct attacher ***out, size_t *nr);
 /* The copies so far, primaries first; valid until the next call that changes the set. */
 const struct lib_copy_info *lib_copies__list(struct lib_copies *c, size_t *cnt);
 void lib_copies__free(struct lib_copies *c);

@@ -471,7 +471,7 @@ static int start_discovery(struct session *s, const struct attach_progs *progs)
 	if (s->opts.command || s->opts.nr_pids)
 		return 0;
 	s->discovery = copy_discovery__start(&s->table, &s->opts.sel.libs, s->mode, progs, s->opts.cgroups,
-					     s->opts.nr_cgroups);
+					     s->opts.nr_cgroups, s->opts.start_unlinked);
 	if (!s->discovery)
 		return -errno;
 	ret = poll_add(s, s->recorder ? recorder__fd(s->recorder) : -1);
@@ -1005,13 +1005,29 @@ static size_t chunk_end(const struct session *s, size_t lo)
 	return lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK : s->table.nr_funcs;
 }
 
+/* The copies' links whose functions change close with the primaries' (lib_copies.h). */
+static int unlink_copies(struct session *s, const bool *on)
+{
+	struct attacher **old = NULL;
+	size_t nr = 0;
+	int ret;
+
+	if (!s->discovery)
+		return 0;
+	ret = lib_copies__unlink_changed(copy_discovery__copies(s->discovery), on, &old, &nr);
+	for (size_t k = 0; k < nr; k++)
+		close_on_thread(s, old[k]);
+	free(old);
+	return ret;
+}
+
 int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz)
 {
 	struct attach_progs progs = probe_progs(s);
 	bool all_changed = false, *changed = NULL;
 	size_t skipped = 0, attached = 0;
 	double t0 = now_s();
-	int ret = 0;
+	int ret = 0, copies_ret;
 
 	*gap_ms = 0;
 	if (!s->chunks && (ret = chunks_init(s, &all_changed)))
@@ -1035,6 +1051,7 @@ int session__relink(struct session *s, const bool *on, double *gap_ms, char *err
 		close_on_thread(s, s->chunks[c]);
 		s->chunks[c] = NULL;
 	}
+	copies_ret = unlink_copies(s, on);
 	if (!wait_all(s->closing, s->nr_closing, RELINK_PATIENCE_MS))
 		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
@@ -1053,6 +1070,10 @@ int session__relink(struct session *s, const bool *on, double *gap_ms, char *err
 		s->chunks[c] = attacher__new(s->mode, &progs, 0);
 		ret = s->chunks[c] ? attach_subset(s, s->chunks[c], on, lo, hi, &skipped) : -errno;
 	}
+	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
+	if (!copies_ret && s->discovery)
+		copies_ret = lib_copies__relink(copy_discovery__copies(s->discovery));
+	ret = ret ?: copies_ret;
 	*gap_ms = (now_s() - t0) * 1e3;
 out:
 	free(changed);
@@ -1066,6 +1087,8 @@ out:
 
 struct session_links {
 	struct attacher *attacher;
+	struct attacher **copies;	/* the same functions in the libraries' other copies */
+	size_t nr_copies;
 };
 
 struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz)
@@ -1081,6 +1104,8 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 		return NULL;
 	}
 	ret = attach_subset(s, l->attacher, on, 0, s->table.nr_funcs, &skipped);
+	if (!ret && s->discovery)
+		ret = lib_copies__attach_subset(copy_discovery__copies(s->discovery), on, &l->copies, &l->nr_copies);
 	if (ret) {
 		fail(err, err_sz, ret, "cannot attach: %s", attach_strerror(ret));
 		session__links_free(s, l);
@@ -1110,5 +1135,8 @@ void session__links_free(struct session *s, struct session_links *l)
 		return;
 	reap_closing(s);
 	close_on_thread(s, l->attacher);
+	for (size_t k = 0; k < l->nr_copies; k++)
+		close_on_thread(s, l->copies[k]);
+	free(l->copies);
 	free(l);
 }

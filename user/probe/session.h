@@ -215,11 +215,12 @@ int session__read_totals(struct session *s, struct session_totals *tot);
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs);
 /*
  * Re-create the main links with only the functions whose on[i] is true
- * (session__nr_funcs() entries): the old links are closed first, so no call
- * is counted twice; calls during the swap (*gap_ms) are not seen.
+ * (session__nr_funcs() entries), in the primaries and in every copy of
+ * the libraries (those found later too): the old links are closed first,
+ * so no call is counted twice; calls during the swap (*gap_ms) are not seen.
  */
 int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz);
-/* Links of their own for the functions with on[i], beside the main ones (sampling windows). */
+/* Links of their own for the functions with on[i], beside the main ones, copies included (sampling windows). */
 struct session_links;
 struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz);
 /* Closes them on a thread (the kernel's grace period does not hold the caller); NULL-safe. */
