@@ -2,12 +2,13 @@
 /*
  * Usage: comp_driver SPIN_NS INNER CALLS
  * Sizes comp_outer's spinning to ~SPIN_NS in all, around INNER calls of
- * comp_inner; measures CALLS calls unprobed and prints the median
- * ("unprobed_ns N"), then "ready PID"; on a line on stdin makes CALLS calls
- * again (a profiler attached meanwhile; their median on stderr), prints
- * "done", and exits on the
- * next line. The test compares the profiler's compensated latency with
- * the unprobed median.
+ * comp_inner; prints "ready PID"; on a line on stdin makes CALLS calls of
+ * comp_outer (a profiler attached meanwhile), each beside a call of its
+ * unprobed twin (twin_outer: the same code, linked into this executable),
+ * prints "done", then "unprobed_ns N probed_ns M" (the medians), and exits
+ * on the next line. The test compares the profiler's compensated latency
+ * with the twin's median: timed call by call beside the probed calls, it
+ * sees the same CPU speed, which a VM's vCPU changes from second to second.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 int comp_outer(unsigned long spin_iters, int n);
+int twin_outer(unsigned long spin_iters, int n);
 
 static unsigned long long mono_ns(void)
 {
@@ -31,22 +33,18 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static unsigned long long median_of_calls(unsigned long iters, int inner, int calls)
+static unsigned long long median(unsigned long long *w, int n)
 {
-	unsigned long long *w = calloc((size_t)calls, sizeof(*w)), m;
+	qsort(w, (size_t)n, sizeof(*w), cmp);
+	return w[n / 2];
+}
 
-	if (!w)
-		exit(3);
-	for (int i = 0; i < calls; i++) {
-		unsigned long long t0 = mono_ns();
+static unsigned long long timed_call(int (*outer)(unsigned long, int), unsigned long iters, int inner)
+{
+	unsigned long long t0 = mono_ns();
 
-		comp_outer(iters, inner);
-		w[i] = mono_ns() - t0;
-	}
-	qsort(w, (size_t)calls, sizeof(*w), cmp);
-	m = w[calls / 2];
-	free(w);
-	return m;
+	outer(iters, inner);
+	return mono_ns() - t0;
 }
 
 static void wait_line(void)
@@ -59,7 +57,7 @@ static void wait_line(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long long spin_ns, probe_ns, t;
+	unsigned long long spin_ns, *probed, *twin, sizing[9];
 	unsigned long iters = 100000;
 	int inner, calls;
 
@@ -68,19 +66,26 @@ int main(int argc, char **argv)
 	spin_ns = strtoull(argv[1], NULL, 10);
 	inner = atoi(argv[2]);
 	calls = atoi(argv[3]);
-	if (inner < 1 || calls < 1)
+	probed = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*probed));
+	twin = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*twin));
+	if (inner < 1 || calls < 1 || !probed || !twin)
 		return 2;
-	/* Iterations per chunk for ~spin_ns in all: from the best of a few timed runs. */
-	t = median_of_calls(iters, 1, 9);
-	iters = (unsigned long)((double)iters * (double)spin_ns / (double)inner / (double)(t ? t : 1));
-	printf("unprobed_ns %llu\n", median_of_calls(iters, inner, calls));
+	/* Iterations per chunk for ~spin_ns in all: from the median of a few timed runs. */
+	for (int i = 0; i < 9; i++)
+		sizing[i] = timed_call(twin_outer, iters, 1);
+	iters = (unsigned long)((double)iters * (double)spin_ns / (double)inner /
+				(double)(median(sizing, 9) ?: 1));
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	wait_line();
-	probe_ns = median_of_calls(iters, inner, calls);
-	fprintf(stderr, "comp_driver: probed_ns %llu\n", probe_ns);
-	printf("done\n");
+	for (int i = 0; i < calls; i++) {
+		probed[i] = timed_call(comp_outer, iters, inner);
+		twin[i] = timed_call(twin_outer, iters, inner);
+	}
+	printf("done\nunprobed_ns %llu probed_ns %llu\n", median(twin, calls), median(probed, calls));
 	fflush(stdout);
 	wait_line();
+	free(probed);
+	free(twin);
 	return 0;
 }
