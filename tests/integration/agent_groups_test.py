@@ -63,6 +63,14 @@ def series_of(text, function="dlt_add"):
     return out, labels
 
 
+def container_id(pid):
+    """The 64-hex id of the container that pid runs in, from its cgroup path."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        m = re.search(r"[0-9a-f]{64}", f.read())
+    check(m, f"process {pid} is in no container's cgroup")
+    return m.group(0)
+
+
 def wait_series(agent, want, timeout=20):
     deadline = time.time() + timeout
     got = {}
@@ -140,7 +148,8 @@ def test_agent_budget_covers_container_copy():
     the cold start leaves it unlinked, the first plan links dlt_add in it too (its calls counted
     exactly), and once it runs hot there the budget takes dlt_add out of the copy's links as
     well: the probes' time drops to a sliver of a CPU, and the sampling windows, which cover
-    the copy, see its calls (the host's file has no caller here)."""
+    the copy, see its calls (the host's file has no caller here) in a sampled series with the
+    container's label."""
     require_podman()
     from namespace_test import container_driver, finish_container, lib_world, profiler_env
     with lib_world() as (name, host_dir, tag):
@@ -164,7 +173,13 @@ def test_agent_budget_covers_container_copy():
                 print(f"probe programs after the move: {share * 100:.3f}% of a CPU; "
                       f"sampled calls {calls(text, 'dlt_add', sampled=True):.0f}")
                 check(share < 0.02, f"the copy is still probed full time: programs at {share:.1%} of a CPU")
-                wait_value(a, lambda t: calls(t, "dlt_add", sampled=True) > 0, True, timeout=30)
+                text = wait_value(a, lambda t: calls(t, "dlt_add", sampled=True) > 0, True, timeout=30)
+                # Sampled series are per container too: the container's, none of the host's.
+                sampled = [lbl for lbl in samples(text, "dlprof_calls_total")
+                           if 'function="dlt_add"' in lbl and 'sampled="true"' in lbl]
+                want = f'container="{container_id(driver_pid)}"'
+                check(sampled and all(want in lbl for lbl in sampled),
+                      f"sampled series {sampled}, want each with {want}")
                 check(a.stop() == 0, f"exit {a.p.returncode}")
         finally:
             with contextlib.suppress(ProcessLookupError):

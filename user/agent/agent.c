@@ -127,11 +127,6 @@ static int start_profile(struct agent *a)
 	}
 	po.cgroups = a->target.cgroups.items;
 	po.nr_cgroups = a->target.cgroups.cnt;
-	if (a->target.labelled) {
-		po.container = a->target.meta.ids.container_id;
-		po.pod = a->target.meta.pod[0] ? a->target.meta.pod : NULL;
-		po.namespace = a->target.meta.namespace[0] ? a->target.meta.namespace : NULL;
-	}
 	a->prof = agent_profile__start(&po, a->reg, err, sizeof(err));
 	if (!a->prof) {
 		agent_log("error", "what=attach msg=\"%s\"", err);

@@ -43,14 +43,11 @@ static const double trap_ns_fallback[DLPROF_PROBE_CLASSES] = {
 };
 
 struct func_state {
-	long exact_id;			/* series ids; -1: not made yet */
-	long sampled_id;
 	bool sampled;
 	uint64_t last_calls;		/* at the last tick */
 	struct series_values at_sample;	/* kernel totals when it left the links */
 	struct series_values win0;	/* kernel totals when the open window began */
-	struct series_values est;	/* the sampled series: extrapolated */
-	double covered_until;		/* the sampled series accounts for the time up to here */
+	double covered_until;		/* its sampled series account for the time up to here */
 	double sampled_since;
 	bool measured;			/* its cost is known: from the links, or a window */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
@@ -86,7 +83,7 @@ struct agent_profile {
 	struct agent_profile_opts o;
 	struct session *s;
 	struct metrics_registry *reg;
-	struct group_series *groups;	/* the exact series, per function and container */
+	struct group_series *groups;	/* the series, exact and sampled, per function and container */
 	struct kubelet_pods kpods;	/* the kubelet's last pod list */
 	double kubelet_t;		/* when it was last asked; 0: never */
 	size_t n;
@@ -109,6 +106,8 @@ struct agent_profile {
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
 	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	double window_t0, window_end, next_window;
+	double window_close_t;		/* the end of the window being read */
+	unsigned long window_seq;	/* windows opened so far: whose start a group cell's win0 is */
 	struct budget_plan bplan;
 	struct agent_profile_stats st;
 	double last_tick;
@@ -233,17 +232,6 @@ static void add_scaled_diff(struct series_values *a, const struct series_values 
 		a->events[e] += k * (b->events[e] - c->events[e]);
 }
 
-static long series_of(struct agent_profile *p, const struct func_profile *f, bool sampled)
-{
-	struct series_labels l = {
-		.lib = base_name(f->lib), .function = f->func,
-		.namespace = p->o.namespace, .pod = p->o.pod, .container = p->o.container,
-		.sampled = sampled,
-	};
-
-	return metrics_registry__series(p->reg, &l);
-}
-
 /* What to do with each row of function i's groups: the row's cell, its totals now. */
 typedef int (*row_fn)(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
 		      const struct func_profile *r, const struct series_values *v);
@@ -301,16 +289,76 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 	return 0;
 }
 
-/* At a move between the links and sampling: where the exact series stop, or what they leave out. */
+/* A (function, container)'s sampled series, made at its first need; its own id, or a negative errno. */
+static long sampled_series(struct agent_profile *p, struct group_cell *c, const struct agent_group *grp,
+			   const struct func_profile *r)
+{
+	struct series_labels l = { .lib = base_name(r->lib), .function = r->func, .sampled = true };
+
+	if (c->sampled_id < 0) {
+		group_series__labels(grp, &l);
+		c->sampled_id = metrics_registry__series(p->reg, &l);
+	}
+	return c->sampled_id;
+}
+
+/*
+ * At a move between the links and sampling: where the exact series stop
+ * (and the sampled ones of the containers that called it start, at 0), or
+ * what they leave out.
+ */
 static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
 		    const struct func_profile *r, const struct series_values *v)
 {
+	long id;
+
+	if (p->fs[func].sampled) {
+		add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
+		return 0;
+	}
+	c->at_sample = *v;	/* leaving the links */
+	if (!grp->selected)
+		return 0;
+	id = sampled_series(p, c, grp, r);
+	if (id < 0)
+		return (int)id;
+	metrics_registry__set(p->reg, id, &c->est);
+	return 0;
+}
+
+/* At a window's start: where each (function, container) of it stands. */
+static int window_open_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+			   const struct func_profile *r, const struct series_values *v)
+{
+	(void)func;
 	(void)grp;
 	(void)r;
-	if (!p->fs[func].sampled)
-		c->at_sample = *v;	/* leaving the links */
-	else
-		add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
+	c->win0 = *v;
+	c->win_seq = p->window_seq;
+	return 0;
+}
+
+/*
+ * At a window's end: its calls in each (function, container), extrapolated
+ * to the time since the function's sampled series were last brought up to
+ * date, into that container's sampled series.
+ */
+static int window_close_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+			    const struct func_profile *r, const struct series_values *v)
+{
+	/* A row new since the window began: all of its calls are the window's. */
+	struct series_values zero = {}, *base = c->win_seq == p->window_seq ? &c->win0 : &zero;
+	double span = p->window_close_t - p->window_t0;
+
+	long id;
+
+	if (!grp->selected || span <= 0 || (v->calls <= base->calls && c->sampled_id < 0))
+		return 0;
+	id = sampled_series(p, c, grp, r);
+	if (id < 0)
+		return (int)id;
+	add_scaled_diff(&c->est, v, base, (p->window_close_t - p->fs[func].covered_until) / span);
+	metrics_registry__set(p->reg, id, &c->est);
 	return 0;
 }
 
@@ -340,8 +388,6 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 			fs->sampled_since = now;
 			fs->at_sample = v;
 			fs->covered_until = now;
-			if (fs->sampled_id < 0)
-				fs->sampled_id = series_of(p, &f, true);
 		}
 		if (p->o.verbose)
 			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
@@ -548,11 +594,15 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		measure_window_cost(p, now, seen);
 		call_ns = p->sampled_call_ns;
 	}
+	/* The containers' sampled series, before the functions' coverage moves on. */
+	p->window_close_t = now;
+	ret = for_rows(p, p->in_window, start ? window_open_row : window_close_row);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
 		struct series_values v;
 		struct func_profile f;
-		double k;
 
 		if (!p->in_window[i])
 			continue;
@@ -569,17 +619,11 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 			top = v.calls - fs->win0.calls;
 			top_name = f.func;
 		}
-		/* The window's calls stand for every call since the series was last brought up to date. */
-		k = (now - fs->covered_until) / span;
 		fs->measured = true;
-		if (fs->sampled_id < 0 && v.calls > fs->win0.calls)
-			fs->sampled_id = series_of(p, &f, true);
-		add_scaled_diff(&fs->est, &v, &fs->win0, k);
 		/* Measured in the windows when it could be, else from the calibration. */
 		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * (call_ns > 0 ? call_ns : call_ns_of(p, i)),
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
-		metrics_registry__set(p->reg, fs->sampled_id, &fs->est);
 	}
 	if (!start && p->o.verbose)
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f%s",
@@ -655,6 +699,7 @@ static int open_window(struct agent_profile *p, double now)
 	}
 	p->window_t0 = mono_s();
 	p->window_sys0 = kernel_cpu_s();
+	p->window_seq++;
 	ret = read_window_totals(p, true, p->window_t0);
 	p->window_end = p->window_t0 + len;
 	p->next_window = p->window_t0 + p->bplan.period_s;
@@ -774,7 +819,6 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	    !p->cost || !p->hist)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
-		p->fs[i].exact_id = p->fs[i].sampled_id = -1;
 		p->fs[i].measured = !p->o.budget_on;
 		p->fs[i].cls = session__table(p->s)->funcs[i].stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
 	}

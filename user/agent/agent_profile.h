@@ -23,7 +23,6 @@ struct agent_profile_opts {
 	const char *events;		/* NULL: the default set */
 	char *const *cgroups;		/* absolute cgroup v2 directories; none: every process */
 	size_t nr_cgroups;
-	const char *namespace, *pod, *container;	/* the target's labels; NULL: unknown */
 	const char *k8s_namespace, *k8s_pod;		/* selector globs; NULL: any */
 	const struct kubelet_client_opts *kubelet;	/* the pod list's source; NULL: the containers' files only */
 	bool budget_on;

@@ -193,7 +193,7 @@ struct group_cell *group_series__cell(struct group_series *gs, size_t func, cons
 	s = slot_of(gs->cells, gs->cap_cells, key);
 	if (!s->key) {
 		s->key = key;
-		s->c = (struct group_cell){ .series_id = -1 };
+		s->c = (struct group_cell){ .series_id = -1, .sampled_id = -1 };
 		gs->nr_cells++;
 	}
 	return &s->c;
@@ -295,7 +295,8 @@ static size_t drop_group(struct group_series *gs, size_t gi, struct metrics_regi
 		g = (size_t)(key & 0xffffffffu) - 1;
 		if (g == gi) {
 			metrics_registry__retire(reg, gs->cells[i].c.series_id);
-			retired++;
+			metrics_registry__retire(reg, gs->cells[i].c.sampled_id);
+			retired += 1 + (gs->cells[i].c.sampled_id >= 0);
 			continue;
 		}
 		if (g == last)

@@ -5,7 +5,8 @@
  * a label set (its id; its pod and namespace where k8s_meta finds them
  * through a process of the container), the host's processes one set
  * without container labels. Holds what each (function, container) cell
- * needs across the budget's moves, and collects containers that are gone.
+ * needs across the budget's moves and sampling windows, and collects
+ * containers that are gone.
  */
 #ifndef DLPROF_AGENT_GROUP_SERIES_H
 #define DLPROF_AGENT_GROUP_SERIES_H
@@ -24,8 +25,12 @@
 /* One function in one container (or on the host). */
 struct group_cell {
 	long series_id;			/* -1: not made yet */
+	long sampled_id;		/* its sampled series (windows' calls extrapolated); -1: not made yet */
 	struct series_values off;	/* kernel totals that belong to sampling windows, not to the exact series */
 	struct series_values at_sample;	/* kernel totals when its function left the links */
+	struct series_values win0;	/* kernel totals when window win_seq began */
+	unsigned long win_seq;
+	struct series_values est;	/* the sampled series */
 };
 
 /* A container, or the host. */
