@@ -349,7 +349,6 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	/* A row new since the window began: all of its calls are the window's. */
 	struct series_values zero = {}, *base = c->win_seq == p->window_seq ? &c->win0 : &zero;
 	double span = p->window_close_t - p->window_t0;
-
 	long id;
 
 	if (!grp->selected || span <= 0 || (v->calls <= base->calls && c->sampled_id < 0))
