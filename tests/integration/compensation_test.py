@@ -3,8 +3,8 @@
 """Overhead-compensated latency: an outer function spins around 20 calls of
 a probed function whose entry the kernel emulates (push %rbp). Its
 compensated latency must be within 25% of its unprobed time, which the
-workload measures itself; its raw latency is
-far off (the probes of the 20 inner calls are inside it).
+workload measures itself; its raw latency is far off (the probes of the
+20 inner calls are inside it).
 
 What is left after compensation is 21 times the difference between the
 calibrated cost of a pair and what the pairs cost while the workload runs:
