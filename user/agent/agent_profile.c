@@ -27,6 +27,8 @@
  * before their window's cost may bring them back.
  */
 #define SAMPLED_HOLD_S 120.0
+/* How often a pending relink is asked whether its old links have closed. */
+#define RELINK_POLL_S 0.005
 /* A pod not in the kubelet's list asks for it again, at most this often. */
 #define KUBELET_REFETCH_S 2.0
 /* The cheap check of the probes' run time only trips past this share of the budget. */
@@ -116,6 +118,8 @@ struct agent_profile {
 	uint64_t fast_run_ns;
 	struct session_totals tot;
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
+	bool relinking;			/* a relink begun: its new links come once the old ones have closed */
+	double relink_t0;		/* when the first of its plans began it */
 	double trap_ns[DLPROF_PROBE_CLASSES];	/* the kernel's part of a probed call, per class */
 	double prog_ns;			/* the programs' part, per call (bpf_stats) */
 	double mix_trap_ns;		/* the trap part of the exact functions' last calls, weighted by them */
@@ -364,7 +368,7 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 static int relink(struct agent_profile *p, const bool *to_sample, double now)
 {
 	char err[256];
-	double gap_ms, t0 = mono_s();
+	double t0 = mono_s();
 	struct func_profile f;
 	struct series_values v;
 	int ret;
@@ -395,13 +399,47 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	}
 	for (size_t i = 0; i < p->n; i++)
 		p->mask[i] = !p->fs[i].sampled;
-	ret = session__relink(p->s, p->mask, &gap_ms, err, sizeof(err));
+	/*
+	 * The changed links close now, the new ones come once they have: the
+	 * loop goes on meanwhile, and the budget check with it (a program's
+	 * start-up, probed, makes one relink; its hot loop must not wait for it).
+	 */
+	ret = session__relink_begin(p->s, p->mask, err, sizeof(err));
+	if (ret) {
+		agent_log("error", "msg=\"%s\"", err);
+		return ret;
+	}
+	if (!p->relinking)
+		p->relink_t0 = t0;
+	p->relinking = true;
+	return 0;
+}
+
+/* The pending relink's new links, once the old ones have closed. */
+static int finish_relink(struct agent_profile *p)
+{
+	char err[256];
+	double gap_ms;
+	int ret;
+
+	if (!p->relinking || !session__relink_ready(p->s))
+		return 0;
+	ret = session__relink_finish(p->s, &gap_ms, err, sizeof(err));
+	p->relinking = false;
 	/* The links changed: the kernel time before now is no baseline for the next window. */
 	p->last_sys = kernel_cpu_s();
 	p->last_sys_t = mono_s();
 	p->st.relinks++;
 	p->st.relink_gap_s_total += gap_ms / 1e3;
-	p->st.relink_s_total += mono_s() - t0;
+	p->st.relink_s_total += mono_s() - p->relink_t0;
+	session__totals(p->s, &p->tot);
+	p->st.attached = p->tot.functions_attached;
+	/*
+	 * Not sooner than a baseline from now, and not sooner than planned: a
+	 * newly sampled function's series covers the time from now at its first
+	 * window, whenever that is, and windows out of plan would cost above it.
+	 */
+	p->next_window = fmax(p->next_window, mono_s() + WINDOW_BASELINE_S);
 	if (ret)
 		agent_log("error", "msg=\"%s\"", err);
 	return ret;
@@ -454,16 +492,8 @@ static int plan_budget(struct agent_profile *p, double now)
 	if (!p->bplan.changed)
 		return 0;
 	ret = relink(p, p->plan, now);
-	session__totals(p->s, &p->tot);
 	p->st.sampled = p->bplan.nr_sampled;
-	p->st.attached = p->tot.functions_attached;
 	log_budget(p);
-	/*
-	 * Not sooner than a baseline from now, and not sooner than planned: a
-	 * newly sampled function's series covers the time from now at its first
-	 * window, whenever that is, and windows out of plan would cost above it.
-	 */
-	p->next_window = fmax(p->next_window, mono_s() + WINDOW_BASELINE_S);
 	return ret;
 }
 
@@ -727,6 +757,12 @@ static int close_window(struct agent_profile *p)
 
 double agent_profile__windows(struct agent_profile *p, double now)
 {
+	/* No window while a relink is pending: it could hold a function the new links will. */
+	if (p->relinking) {
+		finish_relink(p);
+		if (p->relinking)
+			return now + RELINK_POLL_S;
+	}
 	if (p->window) {
 		if (now < p->window_end)
 			return p->window_end;
@@ -933,7 +969,8 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 
 bool agent_profile__ready(const struct agent_profile *p)
 {
-	return p->calibrated;
+	/* Once the first plan's links are in: later relinks leave the agent ready. */
+	return p->calibrated && (p->st.relinks || !p->relinking);
 }
 
 int agent_profile__poll_fd(const struct agent_profile *p)

@@ -54,10 +54,16 @@ struct session {
 	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
 	struct copy_discovery *discovery;	/* system-wide: the libraries' other copies, found and dropped as they come and go */
 	int poll_fd;			/* epoll over the recorder's and the discovery's fds; -1: none */
-	/* From the first session__relink on, the functions' links, a chunk of RELINK_CHUNK ids each. */
+	/* From the first relink on, the functions' links, a chunk of RELINK_CHUNK ids each. */
 	struct attacher **chunks;
 	size_t nr_chunks;
 	bool *linked;			/* which functions the chunks hold */
+	/* A relink begun and not finished: the chunks it closed, what they will hold, since when. */
+	bool *pending;			/* per chunk */
+	bool *want;			/* per function */
+	bool relinking;
+	int relink_err;			/* the copies' links could not be closed: said at the finish */
+	double relink_t0;
 	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
 	size_t nr_closing;
 };
@@ -796,6 +802,8 @@ void session__free(struct session *s)
 		attacher__free(s->chunks[c]);
 	free(s->chunks);
 	free(s->linked);
+	free(s->pending);
+	free(s->want);
 	wait_all(s->closing, s->nr_closing, 0);
 	free(s->closing);
 	attacher__free(s->attacher);
@@ -975,12 +983,18 @@ static int chunks_init(struct session *s, bool *all_changed)
 	s->nr_chunks = (n + RELINK_CHUNK - 1) / RELINK_CHUNK;
 	s->chunks = calloc(s->nr_chunks ?: 1, sizeof(*s->chunks));
 	s->linked = calloc(n ?: 1, sizeof(*s->linked));
-	if (!s->chunks || !s->linked) {
-		/* Both or neither: the next relink tries again from the start. */
+	s->pending = calloc(s->nr_chunks ?: 1, sizeof(*s->pending));
+	s->want = calloc(n ?: 1, sizeof(*s->want));
+	if (!s->chunks || !s->linked || !s->pending || !s->want) {
+		/* All or none: the next relink tries again from the start. */
 		free(s->chunks);
 		free(s->linked);
+		free(s->pending);
+		free(s->want);
 		s->chunks = NULL;
 		s->linked = NULL;
+		s->pending = NULL;
+		s->want = NULL;
 		s->nr_chunks = 0;
 		return -ENOMEM;
 	}
@@ -1005,6 +1019,20 @@ static size_t chunk_end(const struct session *s, size_t lo)
 	return lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK : s->table.nr_funcs;
 }
 
+/* The links that finished closing (windows', relinks'): their threads joined. */
+static void reap_closing(struct session *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nr_closing; i++) {
+		if (detacher__done(s->closing[i]))
+			detacher__free(s->closing[i]);
+		else
+			s->closing[k++] = s->closing[i];
+	}
+	s->nr_closing = k;
+}
+
 /* The copies' links whose functions change close with the primaries' (lib_copies.h). */
 static int unlink_copies(struct session *s, const bool *on)
 {
@@ -1021,37 +1049,55 @@ static int unlink_copies(struct session *s, const bool *on)
 	return ret;
 }
 
-int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz)
+int session__relink_begin(struct session *s, const bool *on, char *err, size_t err_sz)
 {
-	struct attach_progs progs = probe_progs(s);
-	bool all_changed = false, *changed = NULL;
-	size_t skipped = 0, attached = 0;
-	double t0 = now_s();
-	int ret = 0, copies_ret;
+	bool all_changed = false;
+	int ret;
 
-	*gap_ms = 0;
 	if (!s->chunks && (ret = chunks_init(s, &all_changed)))
 		return fail(err, err_sz, ret, "cannot prepare the attach: %s", strerror(-ret));
-	changed = calloc(s->nr_chunks ?: 1, sizeof(*changed));
-	if (!changed) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!s->relinking)
+		s->relink_t0 = now_s();
+	s->relinking = true;
+	memcpy(s->want, on, s->table.nr_funcs * sizeof(*on));
 	/*
 	 * Every changed chunk's old link closes at once, each on a thread, so
-	 * that their grace periods overlap. The new links come after: both at
-	 * once would count a call twice.
+	 * that their grace periods overlap; a chunk closed by a relink still
+	 * pending is attached with what the latest one wants. The new links
+	 * come after all have closed: both at once would count a call twice.
 	 */
 	for (size_t c = 0; c < s->nr_chunks; c++) {
 		size_t lo = c * RELINK_CHUNK;
 
-		changed[c] = all_changed || memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
-		if (!changed[c])
+		if (s->pending[c] ||
+		    (!all_changed && !memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on))))
 			continue;
+		s->pending[c] = true;
 		close_on_thread(s, s->chunks[c]);
 		s->chunks[c] = NULL;
 	}
-	copies_ret = unlink_copies(s, on);
+	s->relink_err = s->relink_err ?: unlink_copies(s, on);
+	return 0;
+}
+
+bool session__relink_ready(struct session *s)
+{
+	if (!s->relinking)
+		return false;
+	reap_closing(s);
+	return !s->nr_closing;
+}
+
+int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t err_sz)
+{
+	struct attach_progs progs = probe_progs(s);
+	size_t skipped = 0, attached = 0;
+	int ret = 0, copies_ret = s->relink_err;
+
+	*gap_ms = 0;
+	if (!s->relinking)
+		return 0;
+	s->relink_err = 0;
 	if (!wait_all(s->closing, s->nr_closing, RELINK_PATIENCE_MS))
 		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
@@ -1060,23 +1106,23 @@ int session__relink(struct session *s, const bool *on, double *gap_ms, char *err
 		size_t lo = c * RELINK_CHUNK, hi = chunk_end(s, lo);
 		bool any = false;
 
-		if (!changed[c])
+		if (!s->pending[c])
 			continue;
-		memcpy(s->linked + lo, on + lo, (hi - lo) * sizeof(*on));
+		s->pending[c] = false;
+		memcpy(s->linked + lo, s->want + lo, (hi - lo) * sizeof(*s->want));
 		for (size_t i = lo; i < hi; i++)
-			any |= on[i];
+			any |= s->want[i];
 		if (!any)
 			continue;
 		s->chunks[c] = attacher__new(s->mode, &progs, 0);
-		ret = s->chunks[c] ? attach_subset(s, s->chunks[c], on, lo, hi, &skipped) : -errno;
+		ret = s->chunks[c] ? attach_subset(s, s->chunks[c], s->want, lo, hi, &skipped) : -errno;
 	}
 	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
 	if (!copies_ret && s->discovery)
 		copies_ret = lib_copies__relink(copy_discovery__copies(s->discovery));
 	ret = ret ?: copies_ret;
-	*gap_ms = (now_s() - t0) * 1e3;
-out:
-	free(changed);
+	s->relinking = false;
+	*gap_ms = (now_s() - s->relink_t0) * 1e3;
 	for (size_t c = 0; c < s->nr_chunks; c++)
 		attached += s->chunks[c] ? attacher__nr_attached(s->chunks[c]) : 0;
 	s->tot.functions_attached = attached;
@@ -1113,20 +1159,6 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 		return NULL;
 	}
 	return l;
-}
-
-/* The windows whose links finished closing: their threads joined. */
-static void reap_closing(struct session *s)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < s->nr_closing; i++) {
-		if (detacher__done(s->closing[i]))
-			detacher__free(s->closing[i]);
-		else
-			s->closing[k++] = s->closing[i];
-	}
-	s->nr_closing = k;
 }
 
 void session__links_free(struct session *s, struct session_links *l)

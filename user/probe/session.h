@@ -50,7 +50,7 @@ struct session_opts {
 	bool raw_latency;		/* --raw-latency: no compensation for the probes' own cost */
 	/*
 	 * Attach no function at start: a front end with a budget (the agent)
-	 * links them as it measures them (session__relink, __links_attach).
+	 * links them as it measures them (session__relink_begin, __links_attach).
 	 * Refusals are then found by those calls.
 	 */
 	bool start_unlinked;
@@ -216,10 +216,19 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
 /*
  * Re-create the main links with only the functions whose on[i] is true
  * (session__nr_funcs() entries), in the primaries and in every copy of
- * the libraries (those found later too): the old links are closed first,
- * so no call is counted twice; calls during the swap (*gap_ms) are not seen.
+ * the libraries (those found later too), in steps so that the caller goes
+ * on meanwhile: _begin closes the changed chunks' links on threads (their
+ * probes are out at once; the kernel's grace periods end later), _ready
+ * says whether they have all closed, _finish (waiting for them if need
+ * be) attaches the new links. The old links are closed first, so no call
+ * is counted twice; calls during the swap (*gap_ms, from the first _begin)
+ * are not seen. A _begin before the _finish adds its changes to the
+ * pending ones. No sampling window may hold a function meanwhile that the
+ * new links will hold.
  */
-int session__relink(struct session *s, const bool *on, double *gap_ms, char *err, size_t err_sz);
+int session__relink_begin(struct session *s, const bool *on, char *err, size_t err_sz);
+bool session__relink_ready(struct session *s);
+int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t err_sz);
 /* Links of their own for the functions with on[i], beside the main ones, copies included (sampling windows). */
 struct session_links;
 struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz);
