@@ -34,6 +34,14 @@
 /* The cheap check of the probes' run time only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
 /*
+ * ... over at least this span: a few calls close together are no burst. A
+ * trip that moves nothing doubles the span (up to a second), so a bursty
+ * function under budget does not make the agent read every few ms; a hot
+ * start still trips within ms, since it spends a whole CPU in the probes.
+ */
+#define TRIP_MIN_SPAN_S 0.025
+#define TRIP_MAX_SPAN_S 1.0
+/*
  * The kernel's part of a probed call (trap, return trampoline) when the
  * session's calibration could not measure it (not x86-64): what empty
  * programs cost on the project's Intel VMs (docs/agent.md). Calibration
@@ -47,11 +55,11 @@ static const double trap_ns_fallback[DLPROF_PROBE_CLASSES] = {
 struct func_state {
 	bool sampled;
 	uint64_t last_calls;		/* at the last tick */
-	struct series_values at_sample;	/* kernel totals when it left the links */
 	struct series_values win0;	/* kernel totals when the open window began */
 	double covered_until;		/* its sampled series account for the time up to here */
 	double sampled_since;
 	bool measured;			/* its cost is known: from the links, or a window */
+	bool unpublished;		/* called since its exact series was last brought up to date */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
 	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
 };
@@ -113,9 +121,13 @@ struct agent_profile {
 	struct budget_plan bplan;
 	struct agent_profile_stats st;
 	double last_tick;
+	double last_read;		/* the calls were last read (a refresh or a reaction) */
 	uint64_t last_run_ns, last_runs, last_total_calls;
-	double fast_t;
+	double fast_t;			/* the cheap check's baseline: the last read, or a window's end */
 	uint64_t fast_run_ns;
+	uint64_t read_run_ns;		/* the programs' run time at the last read */
+	double quiet_t;			/* no exact function was called between the last read and this */
+	double trip_span;		/* the cheap check's shortest span now */
 	struct session_totals tot;
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
 	bool relinking;			/* a relink begun: its new links come once the old ones have closed */
@@ -315,12 +327,17 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 		    const struct func_profile *r, const struct series_values *v)
 {
 	long id;
+	int ret;
 
 	if (p->fs[func].sampled) {
 		add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
 		return 0;
 	}
-	c->at_sample = *v;	/* leaving the links */
+	/* Leaving the links: the exact series stops at the switch, the reactions' calls included. */
+	ret = publish_row(p, func, c, grp, r, v);
+	if (ret)
+		return ret;
+	c->at_sample = *v;
 	if (!grp->selected)
 		return 0;
 	id = sampled_series(p, c, grp, r);
@@ -373,37 +390,14 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	struct series_values v;
 	int ret;
 
-	/* The totals at the switch: what the exact series keeps, where the sampled one starts. */
-	for (size_t i = 0; i < p->n; i++)
-		p->mask[i] = to_sample[i] != p->fs[i].sampled;
-	ret = for_rows(p, p->mask, move_row);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < p->n; i++) {
-		struct func_state *fs = &p->fs[i];
-
-		if (to_sample[i] == fs->sampled)
-			continue;
-		ret = read_raw(p, i, &v, &f);
-		if (ret)
-			return ret;
-		if (to_sample[i]) {
-			fs->sampled_since = now;
-			fs->at_sample = v;
-			fs->covered_until = now;
-		}
-		if (p->o.verbose)
-			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
-				  fs->cost_ns_per_s / 1e6);
-		fs->sampled = to_sample[i];
-	}
-	for (size_t i = 0; i < p->n; i++)
-		p->mask[i] = !p->fs[i].sampled;
 	/*
-	 * The changed links close now, the new ones come once they have: the
+	 * The changed links close first (the reads below take ms, and a hot
+	 * function fires all the while); the new ones come once they have: the
 	 * loop goes on meanwhile, and the budget check with it (a program's
 	 * start-up, probed, makes one relink; its hot loop must not wait for it).
 	 */
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = !to_sample[i];
 	ret = session__relink_begin(p->s, p->mask, err, sizeof(err));
 	if (ret) {
 		agent_log("error", "msg=\"%s\"", err);
@@ -412,7 +406,29 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	if (!p->relinking)
 		p->relink_t0 = t0;
 	p->relinking = true;
-	return 0;
+	/*
+	 * The totals at the switch: what the exact series keeps, where the
+	 * sampled one starts. The functions move whatever a read says: the
+	 * links already have.
+	 */
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = to_sample[i] != p->fs[i].sampled;
+	ret = for_rows(p, p->mask, move_row);
+	for (size_t i = 0; i < p->n; i++) {
+		struct func_state *fs = &p->fs[i];
+
+		if (to_sample[i] == fs->sampled)
+			continue;
+		if (to_sample[i]) {
+			fs->sampled_since = now;
+			fs->covered_until = now;
+		}
+		if (p->o.verbose && !read_raw(p, i, &v, &f))
+			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
+				  fs->cost_ns_per_s / 1e6);
+		fs->sampled = to_sample[i];
+	}
+	return ret;
 }
 
 /* The pending relink's new links, once the old ones have closed. */
@@ -478,14 +494,20 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 	p->last_total_calls = total_calls;
 }
 
-static int plan_budget(struct agent_profile *p, double now)
+/*
+ * shed_only: a reaction between refreshes, whose costs are those of a few
+ * ms, sends no function back into the links (a function the burst did not
+ * call in those ms is not cheap for that).
+ */
+static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 {
 	int ret;
 
 	for (size_t i = 0; i < p->n; i++) {
 		p->cost[i] = p->fs[i].cost_ns_per_s;
 		p->plan[i] = p->fs[i].sampled;
-		p->mask[i] = p->fs[i].sampled && (now - p->fs[i].sampled_since < SAMPLED_HOLD_S || !p->fs[i].measured);
+		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
+						  !p->fs[i].measured);
 	}
 	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
@@ -528,33 +550,31 @@ static void collect(struct agent_profile *p, double now, bool final)
 		  p->st.containers);
 }
 
-int agent_profile__tick(struct agent_profile *p, double now, bool final)
+/*
+ * The exact functions' calls since the last read, as costs. No exact
+ * function ran between the last read and quiet_t (the cheap check saw no
+ * program time): a burst's calls are spread over the time since then, not
+ * over the whole interval, or a hot start would look cheap.
+ */
+static int read_costs(struct agent_profile *p, double now)
 {
-	double dt = now - p->last_tick, new_calls = 0, trap_calls = 0;
+	double dt = now - fmax(p->last_read, p->quiet_t), new_calls = 0, trap_calls = 0;
 	uint64_t total = 0;
-	bool changed = false;
-	int ret;
+	int ret = session__read_calls(p->s, p->calls);
 
-	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
-	if (p->window && !final)
-		return 0;
-	if (p->window)
-		close_window(p);
-	ret = session__read_calls(p->s, p->calls);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {
 		struct func_state *fs = &p->fs[i];
 
 		total += p->calls[i];
-		p->mask[i] = false;
 		if (fs->sampled)
 			continue;
 		if (p->calls[i] == fs->last_calls) {
 			fs->cost_ns_per_s = 0;
 			continue;
 		}
-		p->mask[i] = changed = true;
+		fs->unpublished = true;
 		if (dt > 0)
 			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * call_ns_of(p, i);
 		new_calls += (double)(p->calls[i] - fs->last_calls);
@@ -563,22 +583,44 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	}
 	if (new_calls > 0)
 		p->mix_trap_ns = trap_calls / new_calls;
+	update_call_cost(p, total);
+	p->last_read = p->fast_t = p->quiet_t = now;
+	p->fast_run_ns = p->read_run_ns = p->st.probe_run_ns;
+	return 0;
+}
+
+int agent_profile__tick(struct agent_profile *p, double now, bool final)
+{
+	bool changed = false;
+	int ret;
+
+	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
+	if (p->window && !final)
+		return 0;
+	if (p->window)
+		close_window(p);
+	ret = read_costs(p, now);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < p->n; i++) {
+		p->mask[i] = p->fs[i].unpublished && !p->fs[i].sampled;
+		changed |= p->mask[i];
+	}
 	/* One walk of the (function, container) aggregates, when an exact function was called. */
 	if (changed) {
 		ret = for_rows(p, p->mask, publish_row);
 		if (ret)
 			return ret;
+		for (size_t i = 0; i < p->n; i++)
+			p->fs[i].unpublished = false;
 	}
-	update_call_cost(p, total);
 	session__read_totals(p->s, &p->tot);
 	p->st.group_overflow = p->tot.group_overflow;
 	collect(p, now, final);
 	p->last_tick = now;
-	p->fast_t = now;
-	p->fast_run_ns = p->st.probe_run_ns;
 	/* The batches first: a plan before every function is measured would relink at each one. */
 	if (p->o.budget_on && !final && p->calib != CALIB_BATCHES)
-		ret = plan_budget(p, now);
+		ret = plan_budget(p, now, false);
 	/* A plan made from measured costs: the functions are where they stay. */
 	if (p->calib == CALIB_PLAN_DUE || !p->o.budget_on) {
 		p->calib = CALIB_OFF;
@@ -588,22 +630,42 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	return ret;
 }
 
+int agent_profile__react(struct agent_profile *p, double now)
+{
+	int ret;
+
+	if (p->window || p->calib != CALIB_OFF)
+		return 0;
+	ret = read_costs(p, now);
+	if (!ret)
+		ret = plan_budget(p, now, true);
+	/* While a relink is pending, the functions it takes out still fire: that is no reason to look less often. */
+	if (p->bplan.changed || p->relinking)
+		p->trip_span = TRIP_MIN_SPAN_S;
+	else
+		p->trip_span = fmin(p->trip_span * 2, TRIP_MAX_SPAN_S);
+	return ret;
+}
+
+bool agent_profile__plan_due(const struct agent_profile *p)
+{
+	return p->calib == CALIB_PLAN_DUE && !p->window;
+}
+
 bool agent_profile__over_budget(struct agent_profile *p, double now)
 {
 	uint64_t run_ns, runs;
-	double prog_share, rate;
+	double prog_share, cost_ns;
 
-	if (p->calib == CALIB_PLAN_DUE && !p->window)
-		return true;
-	if (!p->o.budget_on || now - p->fast_t < 0.025)
+	if (!p->o.budget_on || p->calib != CALIB_OFF)
 		return false;
 	session__probe_runtime(p->s, &run_ns, &runs);
-	rate = (double)(run_ns - p->fast_run_ns) / (now - p->fast_t);
-	p->fast_t = now;
-	p->fast_run_ns = run_ns;
+	if (run_ns == p->read_run_ns)
+		p->quiet_t = now;
 	/* The programs' time is only a part of a probed call's: scale it up to the whole. */
 	prog_share = p->prog_ns > 0 ? p->prog_ns / (p->mix_trap_ns + p->prog_ns) : 0.5;
-	return rate / prog_share > p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP;
+	cost_ns = (double)(run_ns - p->fast_run_ns) / prog_share;
+	return cost_ns > p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP * fmax(now - p->fast_t, p->trip_span);
 }
 
 static int read_window_totals(struct agent_profile *p, bool start, double now)
@@ -742,6 +804,9 @@ static int close_window(struct agent_profile *p)
 
 	session__links_free(p->s, p->window);
 	p->window = NULL;
+	/* The window's own calls are no burst of the links' functions. */
+	p->fast_t = mono_s();
+	session__probe_runtime(p->s, &p->fast_run_ns, &(uint64_t){ 0 });
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_t0;
 	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
@@ -958,10 +1023,11 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.attach_s = p->tot.attach_ms / 1e3;
 	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
 	set_trap_costs(p);
-	p->last_tick = p->fast_t = p->last_sys_t = mono_s();
+	p->last_tick = p->last_read = p->fast_t = p->quiet_t = p->last_sys_t = mono_s();
+	p->trip_span = TRIP_MIN_SPAN_S;
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
-	p->fast_run_ns = p->last_run_ns;
+	p->fast_run_ns = p->read_run_ns = p->last_run_ns;
 	if (o->budget_on)
 		cold_start(p, p->last_tick);
 	return p;

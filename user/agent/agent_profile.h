@@ -70,8 +70,12 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 					   char *err, size_t err_sz);
 /* Read the aggregates into the registry's series; re-plan the budget unless final. 0 or -errno. */
 int agent_profile__tick(struct agent_profile *p, double now, bool final);
-/* Cheap (one syscall per program): the probes cost more than the budget since the last look. */
+/* Cheap (one syscall per program): the probes cost more than the budget since the last read. */
 bool agent_profile__over_budget(struct agent_profile *p, double now);
+/* Between refreshes, when over budget: the calls read, the costliest functions out of the links; the series wait. */
+int agent_profile__react(struct agent_profile *p, double now);
+/* The cold start has measured every function: its plan is due now, and /healthz with it. */
+bool agent_profile__plan_due(const struct agent_profile *p);
 /* Opens or closes a sampling window when due; the time of the next one (or +inf). */
 double agent_profile__windows(struct agent_profile *p, double now);
 void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st);
