@@ -90,6 +90,14 @@ struct {
 	__type(value, __u32);
 } cgroup_targets SEC(".maps");
 
+/* Each relinked chunk's current link generation (DLPROF_COOKIE_GEN_MASK). max_entries = number of chunks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} chunk_gen SEC(".maps");
+
 /* Counted at entry: exact even for calls that never return. max_entries = number of functions. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -940,6 +948,19 @@ static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
  */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
+/* A relinked chunk's probe counts only while its link is the chunk's current one (include/dlprof.h). */
+static __always_inline bool gate_open(__u64 cookie)
+{
+	__u32 chunk = (__u32)((cookie & DLPROF_COOKIE_CHUNK_MASK) >> DLPROF_COOKIE_CHUNK_SHIFT);
+	__u32 *gen;
+
+	if (!chunk)
+		return true;
+	chunk--;
+	gen = bpf_map_lookup_elem(&chunk_gen, &chunk);
+	return gen && *gen == (__u32)(cookie >> DLPROF_COOKIE_GEN_SHIFT);
+}
+
 /* Returns 0 when a frame was pushed and the return is wanted, 1 otherwise. */
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
@@ -953,6 +974,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 
 	if (cookie & DLPROF_COOKIE_UNWIND_MASK)
 		return on_unwind_probe(ctx, cookie);
+	if (!gate_open(cookie))
+		return 1;
 
 	/*
 	 * Storage is created only for threads of tracked processes, so a
@@ -1074,7 +1097,8 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
  */
 static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_session)
 {
-	__u32 id = from_session ? 0 : (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = from_session ? 0 : bpf_get_attach_cookie(ctx);
+	__u32 id = (__u32)cookie;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
 	struct thread_calls *tc;
@@ -1083,6 +1107,9 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 	__u64 entry_sp;
 	__u32 flags;
 
+	/* The return of a chunk's other link during a relink: the current one's pops the frame. */
+	if (!gate_open(cookie))
+		return 0;
 	tc = bpf_task_storage_get(&thread_calls, task, NULL, 0);
 	if (!tc) {
 		if (!from_session && !tracked())

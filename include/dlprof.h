@@ -73,6 +73,19 @@ enum dlprof_filter {
 #define DLPROF_COOKIE_CALIB		(1ull << 37)
 #define DLPROF_COOKIE_UNWIND_MASK	(DLPROF_COOKIE_UNWIND_THROW | DLPROF_COOKIE_UNWIND_WALK | \
 					 DLPROF_COOKIE_UNWIND_CATCH)
+/*
+ * A relinked chunk's link (the agent's budget, user/probe/session.c): the
+ * chunk's index + 1, and the link's generation. Its probes count only while
+ * the chunk_gen map holds that generation for the chunk, so a chunk's new
+ * link goes in before the old one closes: no call counts twice, none goes
+ * unseen, and the functions both links hold keep their breakpoints (the
+ * kernel writes an instruction only for the first and the last consumer of
+ * a probe). 0: not gated (every other link).
+ */
+#define DLPROF_COOKIE_CHUNK_SHIFT	40
+#define DLPROF_COOKIE_CHUNK_MASK	(0xffffull << DLPROF_COOKIE_CHUNK_SHIFT)
+#define DLPROF_COOKIE_GEN_SHIFT		56
+#define DLPROF_COOKIE_GEN_MASK		(0xffull << DLPROF_COOKIE_GEN_SHIFT)
 
 /* What a probe pair costs depends on how the kernel runs the probed instruction. */
 enum dlprof_probe_class {

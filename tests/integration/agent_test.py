@@ -225,6 +225,35 @@ def test_agent_budget_samples_hot_function():
         a.stop()
 
 
+@modes("session", "multi", "classic")
+def test_agent_relink_loses_no_call():
+    """A hot function leaves the links while a steady one of the same chunk is called: the
+    chunk's new link goes in before the old one closes, so the steady function's exact series
+    counts every call (none unseen in a gap, none twice), and no relink gap is counted."""
+    naps = 400
+    with Agent(["--lib", LIB, "--func", "dlt_add", "--func", "dlt_nap", "--max-overhead", "50"]) as a:
+        a.wait_health()
+        steady = subprocess.Popen([DRIVER, "nap", "5", str(naps)])
+        try:
+            time.sleep(0.5)
+            run_driver(["count", "50000000"])
+            check(steady.wait(timeout=60) == 0, "the steady driver failed")
+        finally:
+            if steady.poll() is None:
+                steady.kill()
+                steady.wait()
+        text = wait_value(a, lambda t: calls(t, "dlt_nap"), naps)
+        relinks = samples(text, "dlprof_agent_relinks_total").get("", 0)
+        gap = samples(text, "dlprof_agent_relink_gap_seconds_total").get("", -1)
+        print(f"dlt_nap {calls(text, 'dlt_nap'):.0f} of {naps}, relinks {relinks:.0f}, gap {gap} s")
+        # The cold start's plan is the first relink (both idle, both linked); dlt_add's move the next.
+        check(relinks >= 2 and samples(text, "dlprof_agent_functions").get('{state="sampled"}') == 1,
+              f"dlt_add never left the links: {a.text()}")
+        check(calls(text, "dlt_nap", sampled=True) == 0, "dlt_nap was sampled: its exact count is not the test")
+        check(gap == 0, f"a relink gap of {gap} s counted")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 @modes("session", "classic")
 def test_agent_trap_cost_calibrated():
     """The kernel's part of a probed call comes from the calibration at start, per class:

@@ -125,12 +125,12 @@ struct agent_profile {
 	uint64_t last_run_ns, last_runs, last_total_calls;
 	double fast_t;			/* the cheap check's baseline: the last read, or a window's end */
 	uint64_t fast_run_ns;
-	uint64_t read_run_ns;		/* the programs' run time at the last read */
+	uint64_t read_runs;		/* the programs' runs at the last read (0 without bpf_stats) */
 	double quiet_t;			/* no exact function was called between the last read and this */
 	double trip_span;		/* the cheap check's shortest span now */
 	struct session_totals tot;
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
-	bool relinking;			/* a relink begun: its new links come once the old ones have closed */
+	bool relinking;			/* a relink begun: its old links still closing */
 	double relink_t0;		/* when the first of its plans began it */
 	double trap_ns[DLPROF_PROBE_CLASSES];	/* the kernel's part of a probed call, per class */
 	double prog_ns;			/* the programs' part, per call (bpf_stats) */
@@ -391,10 +391,10 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	int ret;
 
 	/*
-	 * The changed links close first (the reads below take ms, and a hot
-	 * function fires all the while); the new ones come once they have: the
-	 * loop goes on meanwhile, and the budget check with it (a program's
-	 * start-up, probed, makes one relink; its hot loop must not wait for it).
+	 * The links change first (the reads below take ms, and a hot function
+	 * fires all the while); the old ones close on threads: the loop goes on
+	 * meanwhile, and the budget check with it (a program's start-up,
+	 * probed, makes one relink; its hot loop must not wait for it).
 	 */
 	for (size_t i = 0; i < p->n; i++)
 		p->mask[i] = !to_sample[i];
@@ -431,7 +431,7 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	return ret;
 }
 
-/* The pending relink's new links, once the old ones have closed. */
+/* The pending relink done once its old links have closed: the copies' new links, the windows free again. */
 static int finish_relink(struct agent_profile *p)
 {
 	char err[256];
@@ -585,7 +585,8 @@ static int read_costs(struct agent_profile *p, double now)
 		p->mix_trap_ns = trap_calls / new_calls;
 	update_call_cost(p, total);
 	p->last_read = p->fast_t = p->quiet_t = now;
-	p->fast_run_ns = p->read_run_ns = p->st.probe_run_ns;
+	p->fast_run_ns = p->st.probe_run_ns;
+	p->read_runs = p->st.probe_runs;
 	return 0;
 }
 
@@ -660,7 +661,8 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	if (!p->o.budget_on || p->calib != CALIB_OFF)
 		return false;
 	session__probe_runtime(p->s, &run_ns, &runs);
-	if (run_ns == p->read_run_ns)
+	/* Without bpf_stats (no CAP_SYS_ADMIN) nothing counts runs: no quiet can be told from a burst. */
+	if (runs && runs == p->read_runs)
 		p->quiet_t = now;
 	/* The programs' time is only a part of a probed call's: scale it up to the whole. */
 	prog_share = p->prog_ns > 0 ? p->prog_ns / (p->mix_trap_ns + p->prog_ns) : 0.5;
@@ -1027,7 +1029,8 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->trip_span = TRIP_MIN_SPAN_S;
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
-	p->fast_run_ns = p->read_run_ns = p->last_run_ns;
+	p->fast_run_ns = p->last_run_ns;
+	p->read_runs = p->last_runs;
 	if (o->budget_on)
 		cold_start(p, p->last_tick);
 	return p;

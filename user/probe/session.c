@@ -58,15 +58,28 @@ struct session {
 	struct attacher **chunks;
 	size_t nr_chunks;
 	bool *linked;			/* which functions the chunks hold */
-	/* A relink begun and not finished: the chunks it closed, what they will hold, since when. */
-	bool *pending;			/* per chunk */
-	bool *want;			/* per function */
+	__u32 *chunk_gen;		/* each chunk's current link generation (the BPF map's copy) */
+	int chunk_gen_fd;
+	/* A relink begun and not finished: its old links closing, since when, and whether calls went unseen. */
 	bool relinking;
+	bool relink_gap;		/* a copy's links (or the start's) closed before their new ones */
 	int relink_err;			/* the copies' links could not be closed: said at the finish */
 	double relink_t0;
 	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
 	size_t nr_closing;
 };
+
+/*
+ * A relink re-creates only the chunks whose functions change: closing a
+ * link of all 5,363 functions of libcrypto took the kernel 80-290 ms, while
+ * the hot probes it was meant to remove kept firing.
+ */
+#define RELINK_CHUNK 32
+
+static size_t nr_chunks(const struct session *s)
+{
+	return (s->table.nr_funcs + RELINK_CHUNK - 1) / RELINK_CHUNK;
+}
 
 /* Libraries are resolved as the first -p process sees them (its mount namespace). */
 static pid_t first_pid(const struct session *s)
@@ -344,11 +357,15 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 					       (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.chunk_gen, (__u32)nr_chunks(s) ?: 1);
 	progs = probe_progs(s);
 	if (!err)
 		err = attach_prepare_progs(&progs, s->mode);
 	if (!err)
 		err = profile_bpf__load(s->skel);
+	if (!err)
+		s->chunk_gen_fd = bpf_map__fd(s->skel->maps.chunk_gen);
 	if (!err)
 		err = open_events(s);
 	if (!err)
@@ -802,8 +819,7 @@ void session__free(struct session *s)
 		attacher__free(s->chunks[c]);
 	free(s->chunks);
 	free(s->linked);
-	free(s->pending);
-	free(s->want);
+	free(s->chunk_gen);
 	wait_all(s->closing, s->nr_closing, 0);
 	free(s->closing);
 	attacher__free(s->attacher);
@@ -936,7 +952,9 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
 }
 
 /* The functions with on[i] among ids [lo, hi), library by library, into a; kernel refusals counted in *skipped. */
-static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t lo, size_t hi, size_t *skipped)
+/* gate: or'ed into each cookie (a chunk's link, include/dlprof.h), 0 for links that count whatever the others do. */
+static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t lo, size_t hi, uint64_t gate,
+			 size_t *skipped)
 {
 	const struct probe_table *t = &s->table;
 	uint64_t *offs = calloc(hi - lo ?: 1, sizeof(*offs));
@@ -953,7 +971,7 @@ static int attach_subset(struct session *s, struct attacher *a, const bool *on, 
 		for (size_t i = first; i < end; i++)
 			if (on[i]) {
 				offs[n] = t->offsets[i];
-				cookies[n++] = t->cookies[i];
+				cookies[n++] = t->cookies[i] | gate;
 			}
 		if (!n)
 			continue;
@@ -966,41 +984,37 @@ static int attach_subset(struct session *s, struct attacher *a, const bool *on, 
 	return ret;
 }
 
-/*
- * A relink re-creates only the chunks whose functions change: closing a
- * link of all 5,363 functions of libcrypto took the kernel 80-290 ms, while
- * the hot probes it was meant to remove kept firing and every other
- * function went uncounted.
- */
-#define RELINK_CHUNK 32
-
 /* The first relink: the start's links go, the unwinder's probes stay in an attacher of their own. */
 static int chunks_init(struct session *s, bool *all_changed)
 {
 	struct attach_progs progs = probe_progs(s);
 	size_t n = s->table.nr_funcs;
 
-	s->nr_chunks = (n + RELINK_CHUNK - 1) / RELINK_CHUNK;
+	s->nr_chunks = nr_chunks(s);
+	/* A chunk's index + 1 must fit its cookie's field (include/dlprof.h). */
+	if (s->nr_chunks >= DLPROF_COOKIE_CHUNK_MASK >> DLPROF_COOKIE_CHUNK_SHIFT) {
+		s->nr_chunks = 0;
+		return -E2BIG;
+	}
 	s->chunks = calloc(s->nr_chunks ?: 1, sizeof(*s->chunks));
 	s->linked = calloc(n ?: 1, sizeof(*s->linked));
-	s->pending = calloc(s->nr_chunks ?: 1, sizeof(*s->pending));
-	s->want = calloc(n ?: 1, sizeof(*s->want));
-	if (!s->chunks || !s->linked || !s->pending || !s->want) {
+	s->chunk_gen = calloc(s->nr_chunks ?: 1, sizeof(*s->chunk_gen));
+	if (!s->chunks || !s->linked || !s->chunk_gen) {
 		/* All or none: the next relink tries again from the start. */
 		free(s->chunks);
 		free(s->linked);
-		free(s->pending);
-		free(s->want);
+		free(s->chunk_gen);
 		s->chunks = NULL;
 		s->linked = NULL;
-		s->pending = NULL;
-		s->want = NULL;
+		s->chunk_gen = NULL;
 		s->nr_chunks = 0;
 		return -ENOMEM;
 	}
 	*all_changed = !s->opts.start_unlinked;
 	if (s->opts.start_unlinked)
 		return 0;
+	/* The start's links are not gated: they go first, and their calls meanwhile are unseen. */
+	s->relink_gap = true;
 	attacher__free(s->attacher);
 	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
@@ -1010,7 +1024,7 @@ static int chunks_init(struct session *s, bool *all_changed)
 	return 0;
 }
 
-/* How long a relink waits for the old links to close before it attaches anyway (a stuck task holds them). */
+/* How long a relink waits for the old links to close before it goes on anyway (a stuck task holds them). */
 #define RELINK_PATIENCE_MS 5000
 
 /* The end of the chunk that starts at function lo. */
@@ -1045,37 +1059,96 @@ static int unlink_copies(struct session *s, const bool *on)
 	ret = lib_copies__unlink_changed(copy_discovery__copies(s->discovery), on, &old, &nr);
 	for (size_t k = 0; k < nr; k++)
 		close_on_thread(s, old[k]);
+	/* A copy's link is re-created whole, after its old one has closed: its calls meanwhile are unseen. */
+	s->relink_gap |= nr > 0;
 	free(old);
 	return ret;
 }
 
+static bool chunk_changed(const struct session *s, const bool *on, size_t c)
+{
+	size_t lo = c * RELINK_CHUNK;
+
+	return memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
+}
+
+/* Chunk c's new link for the functions on[] wants, of the next generation; NULL where it wants none. */
+static int chunk_link(struct session *s, const bool *on, size_t c, struct attacher **out)
+{
+	struct attach_progs progs = probe_progs(s);
+	size_t lo = c * RELINK_CHUNK, hi = chunk_end(s, lo), skipped = 0;
+	__u32 gen = (s->chunk_gen[c] + 1) & (__u32)(DLPROF_COOKIE_GEN_MASK >> DLPROF_COOKIE_GEN_SHIFT);
+	uint64_t gate = (uint64_t)(c + 1) << DLPROF_COOKIE_CHUNK_SHIFT | (uint64_t)gen << DLPROF_COOKIE_GEN_SHIFT;
+	bool any = false;
+	int ret;
+
+	*out = NULL;
+	for (size_t i = lo; i < hi; i++)
+		any |= on[i];
+	if (!any)
+		return 0;
+	*out = attacher__new(s->mode, &progs, 0);
+	if (!*out)
+		return -errno;
+	ret = attach_subset(s, *out, on, lo, hi, gate, &skipped);
+	if (ret) {
+		attacher__free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/*
+ * Every changed chunk's new link is made first, all or none (a failure
+ * leaves the old links as they were); then each chunk's generation moves
+ * to its new link, and the old links close, each on a thread, so that
+ * their grace periods overlap. Between the two, a function both hold
+ * fires both programs, and the gate counts one (bpf/profile.bpf.c).
+ */
 int session__relink_begin(struct session *s, const bool *on, char *err, size_t err_sz)
 {
 	bool all_changed = false;
-	int ret;
+	struct attacher **fresh;
+	size_t attached = 0;
+	int ret = 0;
 
 	if (!s->chunks && (ret = chunks_init(s, &all_changed)))
 		return fail(err, err_sz, ret, "cannot prepare the attach: %s", strerror(-ret));
+	fresh = calloc(s->nr_chunks ?: 1, sizeof(*fresh));
+	if (!fresh)
+		return fail(err, err_sz, -ENOMEM, "cannot prepare the attach: %s", strerror(ENOMEM));
+	for (size_t c = 0; c < s->nr_chunks && !ret; c++)
+		if (all_changed || chunk_changed(s, on, c))
+			ret = chunk_link(s, on, c, &fresh[c]);
+	if (ret) {
+		for (size_t c = 0; c < s->nr_chunks; c++)
+			attacher__free(fresh[c]);
+		free(fresh);
+		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
+	}
 	if (!s->relinking)
 		s->relink_t0 = now_s();
 	s->relinking = true;
-	memcpy(s->want, on, s->table.nr_funcs * sizeof(*on));
-	/*
-	 * Every changed chunk's old link closes at once, each on a thread, so
-	 * that their grace periods overlap; a chunk closed by a relink still
-	 * pending is attached with what the latest one wants. The new links
-	 * come after all have closed: both at once would count a call twice.
-	 */
 	for (size_t c = 0; c < s->nr_chunks; c++) {
 		size_t lo = c * RELINK_CHUNK;
+		__u32 key = (__u32)c;
 
-		if (s->pending[c] ||
-		    (!all_changed && !memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on))))
+		if (!all_changed && !chunk_changed(s, on, c))
 			continue;
-		s->pending[c] = true;
+		if (fresh[c]) {
+			s->chunk_gen[c] = (s->chunk_gen[c] + 1) & (__u32)(DLPROF_COOKIE_GEN_MASK >> DLPROF_COOKIE_GEN_SHIFT);
+			/* An array's element of a valid key: the update cannot fail but for a broken map. */
+			if (bpf_map_update_elem(s->chunk_gen_fd, &key, &s->chunk_gen[c], BPF_ANY))
+				s->relink_err = s->relink_err ?: -errno;
+		}
 		close_on_thread(s, s->chunks[c]);
-		s->chunks[c] = NULL;
+		s->chunks[c] = fresh[c];
+		memcpy(s->linked + lo, on + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
 	}
+	free(fresh);
+	for (size_t c = 0; c < s->nr_chunks; c++)
+		attached += s->chunks[c] ? attacher__nr_attached(s->chunks[c]) : 0;
+	s->tot.functions_attached = attached;
 	s->relink_err = s->relink_err ?: unlink_copies(s, on);
 	return 0;
 }
@@ -1090,9 +1163,7 @@ bool session__relink_ready(struct session *s)
 
 int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t err_sz)
 {
-	struct attach_progs progs = probe_progs(s);
-	size_t skipped = 0, attached = 0;
-	int ret = 0, copies_ret = s->relink_err;
+	int ret = s->relink_err;
 
 	*gap_ms = 0;
 	if (!s->relinking)
@@ -1102,30 +1173,13 @@ int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t 
 		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
 	s->nr_closing = 0;
-	for (size_t c = 0; c < s->nr_chunks && !ret; c++) {
-		size_t lo = c * RELINK_CHUNK, hi = chunk_end(s, lo);
-		bool any = false;
-
-		if (!s->pending[c])
-			continue;
-		s->pending[c] = false;
-		memcpy(s->linked + lo, s->want + lo, (hi - lo) * sizeof(*s->want));
-		for (size_t i = lo; i < hi; i++)
-			any |= s->want[i];
-		if (!any)
-			continue;
-		s->chunks[c] = attacher__new(s->mode, &progs, 0);
-		ret = s->chunks[c] ? attach_subset(s, s->chunks[c], s->want, lo, hi, &skipped) : -errno;
-	}
 	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
-	if (!copies_ret && s->discovery)
-		copies_ret = lib_copies__relink(copy_discovery__copies(s->discovery));
-	ret = ret ?: copies_ret;
+	if (!ret && s->discovery)
+		ret = lib_copies__relink(copy_discovery__copies(s->discovery));
 	s->relinking = false;
-	*gap_ms = (now_s() - s->relink_t0) * 1e3;
-	for (size_t c = 0; c < s->nr_chunks; c++)
-		attached += s->chunks[c] ? attacher__nr_attached(s->chunks[c]) : 0;
-	s->tot.functions_attached = attached;
+	if (s->relink_gap)
+		*gap_ms = (now_s() - s->relink_t0) * 1e3;
+	s->relink_gap = false;
 	if (ret)
 		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
 	return 0;
@@ -1149,7 +1203,7 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 		free(l);
 		return NULL;
 	}
-	ret = attach_subset(s, l->attacher, on, 0, s->table.nr_funcs, &skipped);
+	ret = attach_subset(s, l->attacher, on, 0, s->table.nr_funcs, 0, &skipped);
 	if (!ret && s->discovery)
 		ret = lib_copies__attach_subset(copy_discovery__copies(s->discovery), on, &l->copies, &l->nr_copies);
 	if (ret) {

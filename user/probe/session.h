@@ -217,13 +217,16 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
  * Re-create the main links with only the functions whose on[i] is true
  * (session__nr_funcs() entries), in the primaries and in every copy of
  * the libraries (those found later too), in steps so that the caller goes
- * on meanwhile: _begin closes the changed chunks' links on threads (their
- * probes are out at once; the kernel's grace periods end later), _ready
- * says whether they have all closed, _finish (waiting for them if need
- * be) attaches the new links. The old links are closed first, so no call
- * is counted twice; calls during the swap (*gap_ms, from the first _begin)
- * are not seen. A _begin before the _finish adds its changes to the
- * pending ones. No sampling window may hold a function meanwhile that the
+ * on meanwhile. _begin makes the changed chunks' new links, moves the
+ * count to them (a generation per chunk, include/dlprof.h: no call counts
+ * twice, none goes unseen) and closes the old ones on threads (their
+ * probes stop counting at once; the kernel's grace periods end later);
+ * it fails whole, leaving the links as they were. _ready says whether the
+ * old links have all closed, _finish (waiting for them if need be)
+ * attaches the copies' new links: a copy's link is closed before its new
+ * one exists, and its calls meanwhile are not seen (*gap_ms, from the
+ * first _begin; 0 when no copy changed). A _begin before the _finish adds
+ * its changes. No sampling window may hold a function meanwhile that the
  * new links will hold.
  */
 int session__relink_begin(struct session *s, const bool *on, char *err, size_t err_sz);
