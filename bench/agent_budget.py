@@ -68,17 +68,21 @@ def parse_speed(out, seconds):
 
 def children_cpu_s():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+    return ru.ru_utime, ru.ru_stime
 
 
 def speed(seconds, prefix=()):
-    """(digests, bytes/s of wall time, bytes per CPU second of openssl). The second
-    does not move with the other load of a shared VM: the probes' traps are
-    openssl's own (system) CPU time, other processes' are not."""
-    cpu0 = children_cpu_s()
+    """(digests, bytes/s of wall time, bytes per CPU second of openssl, kernel share of
+    openssl's CPU). The third does not move with the other load of a shared VM: the
+    probes' traps are openssl's own (system) CPU time, other processes' are not. The
+    fourth does not move with the VM's speed either (both halves are the same run's):
+    the probes' traps, the breakpoints written into its pages, are its system time,
+    its digests its user time."""
+    u0, s0 = children_cpu_s()
     p = subprocess.run(list(prefix) + speed_cmd(seconds), capture_output=True, text=True, check=True)
     digests, bps = parse_speed(p.stdout + p.stderr, seconds)
-    return digests, bps, digests * 64 / (children_cpu_s() - cpu0)
+    u1, s1 = children_cpu_s()
+    return digests, bps, digests * 64 / (u1 - u0 + s1 - s0), (s1 - s0) / (u1 - u0 + s1 - s0)
 
 
 def free_port():
@@ -218,6 +222,7 @@ def main():
     under = [r[1] for r in under_runs]
     cold = cold_run[1]
     base_cpu = statistics.median(r[2] for r in base_runs)
+    base_ks = statistics.median(r[3] for r in base_runs)
     under_cpu = statistics.median(r[2] for r in under_runs)
     # Probed rates move with the machine's load (shared VMs): measured before and after, averaged.
     _, probed_after, _ = truth(dlprof, lib, a.seconds)
@@ -247,6 +252,11 @@ def main():
         "cold_cpu_loss": round(1 - cold_run[2] / base_cpu, 4),
         "hot_start_loss": round(1 - hot[0][1] / hot_base[1], 4),
         "hot_start_cpu_loss": round(1 - hot[0][2] / hot_base[2], 4),
+        # What the probes took of openssl's own CPU, less what the kernel takes unprobed: the VM's speed cancels out.
+        "kernel_share_unprobed": round(base_ks, 4),
+        "probe_share_cold": round(cold_run[3] - base_ks, 4),
+        "probe_share_agent": round(statistics.median(r[3] for r in under_runs) - base_ks, 4),
+        "probe_share_hot_start": round(hot[0][3] - hot_base[3], 4),
         "base_spread": round((max(base) - min(base)) / b, 4),
         "long_run_loss": round(1 - long_bps / b, 4),
         "budget_ratio": metric(after, "dlprof_agent_budget_ratio"),
@@ -269,6 +279,9 @@ def main():
           f"(cold run: {res['cold_cpu_loss']:.1%}); unprobed wall runs spread {res['base_spread']:.0%}")
     print(f"  hot start (openssl running when the agent starts, {hot_len} s): loss {res['hot_start_loss']:.1%} "
           f"(per CPU s: {res['hot_start_cpu_loss']:.1%})")
+    print(f"  openssl's CPU in the probes (its kernel time less the unprobed {base_ks:.2%}): first run "
+          f"{res['probe_share_cold']:.2%}, the runs after {res['probe_share_agent']:.2%}, hot start "
+          f"{res['probe_share_hot_start']:.2%}")
     print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_snaps} windows inside); "
           f"the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
     print(f"  {'function':32s} {'agent':>9s} {'all probed':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "

@@ -254,6 +254,28 @@ def test_agent_relink_loses_no_call():
         check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
+@modes("session")
+def test_agent_reacts_to_hot_not_to_burst():
+    """Between refreshes (here 5 s apart) only a reaction moves a function: a short burst that
+    costs less than a second's budget stays in the links, counted exactly; a hot loop leaves
+    them within a fraction of a second, long before the next refresh."""
+    with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "1", "--refresh", "5"]) as a:
+        a.wait_health()
+        run_driver(["count", "200"])
+        time.sleep(1)
+        check(samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}') == 0,
+              f"a burst of 200 calls was shed: {a.text()}")
+        t0 = time.monotonic()
+        run_driver(["count", "20000000"])
+        took = time.monotonic() - t0
+        text = wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}'), 1)
+        print(f"20,000,000 calls took {took:.2f} s under the agent")
+        check(took < 3, f"the hot loop was probed for {took:.2f} s: no reaction before the refresh")
+        # The burst's calls and the hot loop's until it left the links, all in the exact series.
+        check(calls(text, "dlt_add") >= 200, f"exact series {calls(text, 'dlt_add')}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 @modes("session", "classic")
 def test_agent_trap_cost_calibrated():
     """The kernel's part of a probed call comes from the calibration at start, per class:

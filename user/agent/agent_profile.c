@@ -34,11 +34,16 @@
 /* The cheap check of the probes' run time only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
 /*
- * ... over at least this span: a few calls close together are no burst. A
- * trip that moves nothing doubles the span (up to a second), so a bursty
- * function under budget does not make the agent read every few ms; a hot
- * start still trips within ms, since it spends a whole CPU in the probes.
+ * The budget is a rate over a second: the check trips only once the probes
+ * have cost a second's allowance since the last refresh (a burst that costs
+ * less waits for the refresh, and its cost is spread over the interval), and
+ * while they go on costing more than the budget, over at least the span below
+ * since the last read. A trip that moves nothing doubles the span (up to a
+ * second), so a function that stays over budget but cannot leave does not make
+ * the agent read every few ms; a hot start still trips within ms, since it
+ * spends a whole CPU in the probes.
  */
+#define BUDGET_HORIZON_S 1.0
 #define TRIP_MIN_SPAN_S 0.025
 #define TRIP_MAX_SPAN_S 1.0
 /*
@@ -125,6 +130,8 @@ struct agent_profile {
 	uint64_t last_run_ns, last_runs, last_total_calls;
 	double fast_t;			/* the cheap check's baseline: the last read, or a window's end */
 	uint64_t fast_run_ns;
+	uint64_t tick_run_ns;		/* the programs' run time at the last refresh, less the windows' since */
+	uint64_t window_run0;		/* ... at the open window's start */
 	uint64_t read_runs;		/* the programs' runs at the last read (0 without bpf_stats) */
 	double quiet_t;			/* no exact function was called between the last read and this */
 	double trip_span;		/* the cheap check's shortest span now */
@@ -550,15 +557,10 @@ static void collect(struct agent_profile *p, double now, bool final)
 		  p->st.containers);
 }
 
-/*
- * The exact functions' calls since the last read, as costs. No exact
- * function ran between the last read and quiet_t (the cheap check saw no
- * program time): a burst's calls are spread over the time since then, not
- * over the whole interval, or a hot start would look cheap.
- */
-static int read_costs(struct agent_profile *p, double now)
+/* The exact functions' calls since the last read, as costs per second over the time since `since`. */
+static int read_costs(struct agent_profile *p, double now, double since)
 {
-	double dt = now - fmax(p->last_read, p->quiet_t), new_calls = 0, trap_calls = 0;
+	double dt = now - since, new_calls = 0, trap_calls = 0;
 	uint64_t total = 0;
 	int ret = session__read_calls(p->s, p->calls);
 
@@ -600,9 +602,11 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 		return 0;
 	if (p->window)
 		close_window(p);
-	ret = read_costs(p, now);
+	/* Over the whole interval: a burst the check let pass is judged by what it cost in it. */
+	ret = read_costs(p, now, p->last_read);
 	if (ret)
 		return ret;
+	p->tick_run_ns = p->st.probe_run_ns;
 	for (size_t i = 0; i < p->n; i++) {
 		p->mask[i] = p->fs[i].unpublished && !p->fs[i].sampled;
 		changed |= p->mask[i];
@@ -637,7 +641,12 @@ int agent_profile__react(struct agent_profile *p, double now)
 
 	if (p->window || p->calib != CALIB_OFF)
 		return 0;
-	ret = read_costs(p, now);
+	/*
+	 * No exact function ran between the last read and quiet_t (the check
+	 * saw no program run): the burst's calls are spread over the time since
+	 * then, or a hot start after a quiet second would look many times cheaper.
+	 */
+	ret = read_costs(p, now, fmax(p->last_read, p->quiet_t));
 	if (!ret)
 		ret = plan_budget(p, now, true);
 	/* While a relink is pending, the functions it takes out still fire: that is no reason to look less often. */
@@ -656,9 +665,9 @@ bool agent_profile__plan_due(const struct agent_profile *p)
 bool agent_profile__over_budget(struct agent_profile *p, double now)
 {
 	uint64_t run_ns, runs;
-	double prog_share, cost_ns;
+	double prog_share, limit;
 
-	if (!p->o.budget_on || p->calib != CALIB_OFF)
+	if (!p->o.budget_on || p->calib != CALIB_OFF || p->window)
 		return false;
 	session__probe_runtime(p->s, &run_ns, &runs);
 	/* Without bpf_stats (no CAP_SYS_ADMIN) nothing counts runs: no quiet can be told from a burst. */
@@ -666,8 +675,10 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 		p->quiet_t = now;
 	/* The programs' time is only a part of a probed call's: scale it up to the whole. */
 	prog_share = p->prog_ns > 0 ? p->prog_ns / (p->mix_trap_ns + p->prog_ns) : 0.5;
-	cost_ns = (double)(run_ns - p->fast_run_ns) / prog_share;
-	return cost_ns > p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP * fmax(now - p->fast_t, p->trip_span);
+	limit = p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP * prog_share;
+	if ((double)(run_ns - p->tick_run_ns) <= limit * fmax(now - p->last_tick, BUDGET_HORIZON_S))
+		return false;
+	return (double)(run_ns - p->fast_run_ns) > limit * fmax(now - p->fast_t, p->trip_span);
 }
 
 static int read_window_totals(struct agent_profile *p, bool start, double now)
@@ -780,6 +791,7 @@ static int open_window(struct agent_profile *p, double now)
 		}
 	}
 	p->window_open_t = mono_s();
+	session__probe_runtime(p->s, &p->window_run0, &(uint64_t){ 0 });
 	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
 	if (!p->window) {
 		ret = -errno;
@@ -806,9 +818,10 @@ static int close_window(struct agent_profile *p)
 
 	session__links_free(p->s, p->window);
 	p->window = NULL;
-	/* The window's own calls are no burst of the links' functions. */
+	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
 	p->fast_t = mono_s();
 	session__probe_runtime(p->s, &p->fast_run_ns, &(uint64_t){ 0 });
+	p->tick_run_ns += p->fast_run_ns - p->window_run0;
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_t0;
 	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
@@ -1029,7 +1042,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->trip_span = TRIP_MIN_SPAN_S;
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
-	p->fast_run_ns = p->last_run_ns;
+	p->fast_run_ns = p->tick_run_ns = p->last_run_ns;
 	p->read_runs = p->last_runs;
 	if (o->budget_on)
 		cold_start(p, p->last_tick);

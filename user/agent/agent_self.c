@@ -101,7 +101,7 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_relink_seconds_total", "counter", "Time spent re-creating the links (reads, detach, attach)",
 	      p->relink_s_total);
 	gauge(b, "dlprof_agent_relink_gap_seconds_total", "counter",
-	      "Time without links while they were re-created: calls then were not seen", p->relink_gap_s_total);
+	      "Time a library copy's links were out while re-created: its calls then were not seen", p->relink_gap_s_total);
 	gauge(b, "dlprof_agent_sampling_windows_total", "counter", "Sampling windows opened", (double)p->windows);
 	gauge(b, "dlprof_agent_sampling_window_seconds_total", "counter", "Time the sampling windows lasted",
 	      p->window_s_total);
