@@ -141,7 +141,9 @@ def truth(dlprof, lib, seconds):
 
 def rates_during(port, seconds):
     """openssl speed for seconds under the agent; the agent's call rates between the
-    first and the last sampling window closed inside the run, and the run's digests/s."""
+    first and the last sampling window closed inside the run, the run's digests/s, bytes/s
+    and the kernel share of its CPU."""
+    u0, s0 = children_cpu_s()
     run = subprocess.Popen(speed_cmd(seconds), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     t_start = time.time()
     snaps = []
@@ -154,13 +156,15 @@ def rates_during(port, seconds):
         last_windows = w
         time.sleep(0.1)
     digests, bps = parse_speed(run.stdout.read(), seconds)
+    run.wait()
+    u1, s1 = children_cpu_s()
     # The first window closed in the run still extrapolates back before it: start at the second.
     inside = [sn for sn in snaps if sn[0] > t_start + 0.5][1:]
     if len(inside) < 2:
         sys.exit(f"fewer than 3 sampling windows in the {seconds} s run: run longer (--long)")
     (ta, ca), (tb, cb) = inside[0], inside[-1]
     rates = {fn: (cb.get(fn, 0.0) - ca.get(fn, 0.0)) / (tb - ta) for fn in cb}
-    return rates, digests / seconds, bps, len(inside)
+    return rates, digests / seconds, bps, len(inside), (s1 - s0) / (u1 - u0 + s1 - s0)
 
 
 def start_agent(dlprof, lib, port, max_overhead):
@@ -212,7 +216,7 @@ def main():
     try:
         cold_run = speed(a.seconds)
         under_runs = [speed(a.seconds) for _ in range(a.runs)]
-        rates, digests_per_s, long_bps, nr_snaps = rates_during(port, a.long)
+        rates, digests_per_s, long_bps, nr_snaps, long_ks = rates_during(port, a.long)
         after = scrape(port)
     finally:
         agent.terminate()
@@ -257,6 +261,7 @@ def main():
         "probe_share_cold": round(cold_run[3] - base_ks, 4),
         "probe_share_agent": round(statistics.median(r[3] for r in under_runs) - base_ks, 4),
         "probe_share_hot_start": round(hot[0][3] - hot_base[3], 4),
+        "probe_share_long_run": round(long_ks - base_ks, 4),
         "base_spread": round((max(base) - min(base)) / b, 4),
         "long_run_loss": round(1 - long_bps / b, 4),
         "budget_ratio": metric(after, "dlprof_agent_budget_ratio"),
@@ -281,7 +286,7 @@ def main():
           f"(per CPU s: {res['hot_start_cpu_loss']:.1%})")
     print(f"  openssl's CPU in the probes (its kernel time less the unprobed {base_ks:.2%}): first run "
           f"{res['probe_share_cold']:.2%}, the runs after {res['probe_share_agent']:.2%}, hot start "
-          f"{res['probe_share_hot_start']:.2%}")
+          f"{res['probe_share_hot_start']:.2%}, the {a.long} s run {res['probe_share_long_run']:.2%}")
     print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_snaps} windows inside); "
           f"the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
     print(f"  {'function':32s} {'agent':>9s} {'all probed':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "

@@ -63,7 +63,7 @@ struct session {
 	/* A relink begun and not finished: its old links closing, since when, and whether calls went unseen. */
 	bool relinking;
 	bool relink_gap;		/* a copy's links (or the start's) closed before their new ones */
-	int relink_err;			/* the copies' links could not be closed: said at the finish */
+	int relink_err;			/* a copy's links could not be closed, or a generation not moved: said at the finish */
 	double relink_t0;
 	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
 	size_t nr_closing;
@@ -951,8 +951,11 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
 	kernel_probe_runtime(&s->maps, run_ns, runs);
 }
 
-/* The functions with on[i] among ids [lo, hi), library by library, into a; kernel refusals counted in *skipped. */
-/* gate: or'ed into each cookie (a chunk's link, include/dlprof.h), 0 for links that count whatever the others do. */
+/*
+ * The functions with on[i] among ids [lo, hi), library by library, into a;
+ * kernel refusals counted in *skipped. gate: or'ed into each cookie (a
+ * chunk's link, include/dlprof.h); 0 for links that count whatever others do.
+ */
 static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t lo, size_t hi, uint64_t gate,
 			 size_t *skipped)
 {
@@ -1072,13 +1075,18 @@ static bool chunk_changed(const struct session *s, const bool *on, size_t c)
 	return memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
 }
 
+/* The generation chunk c's next link carries (it wraps: an old link closes long before). */
+static __u32 next_gen(const struct session *s, size_t c)
+{
+	return (s->chunk_gen[c] + 1) & (__u32)(DLPROF_COOKIE_GEN_MASK >> DLPROF_COOKIE_GEN_SHIFT);
+}
+
 /* Chunk c's new link for the functions on[] wants, of the next generation; NULL where it wants none. */
 static int chunk_link(struct session *s, const bool *on, size_t c, struct attacher **out)
 {
 	struct attach_progs progs = probe_progs(s);
 	size_t lo = c * RELINK_CHUNK, hi = chunk_end(s, lo), skipped = 0;
-	__u32 gen = (s->chunk_gen[c] + 1) & (__u32)(DLPROF_COOKIE_GEN_MASK >> DLPROF_COOKIE_GEN_SHIFT);
-	uint64_t gate = (uint64_t)(c + 1) << DLPROF_COOKIE_CHUNK_SHIFT | (uint64_t)gen << DLPROF_COOKIE_GEN_SHIFT;
+	uint64_t gate = (uint64_t)(c + 1) << DLPROF_COOKIE_CHUNK_SHIFT | (uint64_t)next_gen(s, c) << DLPROF_COOKIE_GEN_SHIFT;
 	bool any = false;
 	int ret;
 
@@ -1136,7 +1144,7 @@ int session__relink_begin(struct session *s, const bool *on, char *err, size_t e
 		if (!all_changed && !chunk_changed(s, on, c))
 			continue;
 		if (fresh[c]) {
-			s->chunk_gen[c] = (s->chunk_gen[c] + 1) & (__u32)(DLPROF_COOKIE_GEN_MASK >> DLPROF_COOKIE_GEN_SHIFT);
+			s->chunk_gen[c] = next_gen(s, c);
 			/* An array's element of a valid key: the update cannot fail but for a broken map. */
 			if (bpf_map_update_elem(s->chunk_gen_fd, &key, &s->chunk_gen[c], BPF_ANY))
 				s->relink_err = s->relink_err ?: -errno;
