@@ -128,11 +128,12 @@ struct agent_profile {
 	double last_tick;
 	double last_read;		/* the calls were last read (a refresh or a reaction) */
 	uint64_t last_run_ns, last_runs, last_total_calls;
-	double fast_t;			/* the cheap check's baseline: the last read, or a window's end */
-	uint64_t fast_run_ns;
-	uint64_t tick_run_ns;		/* the programs' run time at the last refresh, less the windows' since */
-	uint64_t window_run0;		/* ... at the open window's start */
-	uint64_t read_runs;		/* the programs' runs at the last read (0 without bpf_stats) */
+	/* The cheap check's baselines, in entries of every function (session__all_calls). */
+	double fast_t;			/* the last read, or a window's end */
+	uint64_t fast_calls;		/* ... the entries then */
+	uint64_t read_calls;		/* at the last read */
+	uint64_t tick_calls;		/* at the last refresh, plus the windows' since */
+	uint64_t window_calls0;		/* at the open window's start */
 	double quiet_t;			/* no exact function was called between the last read and this */
 	double trip_span;		/* the cheap check's shortest span now */
 	struct session_totals tot;
@@ -561,7 +562,8 @@ static void collect(struct agent_profile *p, double now, bool final)
 static int read_costs(struct agent_profile *p, double now, double since)
 {
 	double dt = now - since, new_calls = 0, trap_calls = 0;
-	uint64_t total = 0;
+	/* Before the functions' counts: an entry between the two reads shows as one since, not as quiet. */
+	uint64_t all = session__all_calls(p->s), total = 0;
 	int ret = session__read_calls(p->s, p->calls);
 
 	if (ret)
@@ -587,8 +589,7 @@ static int read_costs(struct agent_profile *p, double now, double since)
 		p->mix_trap_ns = trap_calls / new_calls;
 	update_call_cost(p, total);
 	p->last_read = p->fast_t = p->quiet_t = now;
-	p->fast_run_ns = p->st.probe_run_ns;
-	p->read_runs = p->st.probe_runs;
+	p->fast_calls = p->read_calls = all;
 	return 0;
 }
 
@@ -606,7 +607,7 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	ret = read_costs(p, now, p->last_read);
 	if (ret)
 		return ret;
-	p->tick_run_ns = p->st.probe_run_ns;
+	p->tick_calls = p->read_calls;
 	for (size_t i = 0; i < p->n; i++) {
 		p->mask[i] = p->fs[i].unpublished && !p->fs[i].sampled;
 		changed |= p->mask[i];
@@ -642,8 +643,8 @@ int agent_profile__react(struct agent_profile *p, double now)
 	if (p->window || p->calib != CALIB_OFF)
 		return 0;
 	/*
-	 * No exact function ran between the last read and quiet_t (the check
-	 * saw no program run): the burst's calls are spread over the time since
+	 * No function was entered between the last read and quiet_t (the check
+	 * saw no entry): the burst's calls are spread over the time since
 	 * then, or a hot start after a quiet second would look many times cheaper.
 	 */
 	ret = read_costs(p, now, fmax(p->last_read, p->quiet_t));
@@ -664,21 +665,19 @@ bool agent_profile__plan_due(const struct agent_profile *p)
 
 bool agent_profile__over_budget(struct agent_profile *p, double now)
 {
-	uint64_t run_ns, runs;
-	double prog_share, limit;
+	double limit;
+	uint64_t all;
 
 	if (!p->o.budget_on || p->calib != CALIB_OFF || p->window)
 		return false;
-	session__probe_runtime(p->s, &run_ns, &runs);
-	/* Without bpf_stats (no CAP_SYS_ADMIN) nothing counts runs: no quiet can be told from a burst. */
-	if (runs && runs == p->read_runs)
+	all = session__all_calls(p->s);
+	if (all == p->read_calls)
 		p->quiet_t = now;
-	/* The programs' time is only a part of a probed call's: scale it up to the whole. */
-	prog_share = p->prog_ns > 0 ? p->prog_ns / (p->mix_trap_ns + p->prog_ns) : 0.5;
-	limit = p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP * prog_share;
-	if ((double)(run_ns - p->tick_run_ns) <= limit * fmax(now - p->last_tick, BUDGET_HORIZON_S))
+	/* In entries: the budget over what one probed call of the links' mix costs. */
+	limit = p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP / (p->mix_trap_ns + p->prog_ns);
+	if ((double)(all - p->tick_calls) <= limit * fmax(now - p->last_tick, BUDGET_HORIZON_S))
 		return false;
-	return (double)(run_ns - p->fast_run_ns) > limit * fmax(now - p->fast_t, p->trip_span);
+	return (double)(all - p->fast_calls) > limit * fmax(now - p->fast_t, p->trip_span);
 }
 
 static int read_window_totals(struct agent_profile *p, bool start, double now)
@@ -791,7 +790,7 @@ static int open_window(struct agent_profile *p, double now)
 		}
 	}
 	p->window_open_t = mono_s();
-	session__probe_runtime(p->s, &p->window_run0, &(uint64_t){ 0 });
+	p->window_calls0 = session__all_calls(p->s);
 	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
 	if (!p->window) {
 		ret = -errno;
@@ -820,8 +819,8 @@ static int close_window(struct agent_profile *p)
 	p->window = NULL;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
 	p->fast_t = mono_s();
-	session__probe_runtime(p->s, &p->fast_run_ns, &(uint64_t){ 0 });
-	p->tick_run_ns += p->fast_run_ns - p->window_run0;
+	p->fast_calls = session__all_calls(p->s);
+	p->tick_calls += p->fast_calls - p->window_calls0;
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_t0;
 	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
@@ -1042,8 +1041,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->trip_span = TRIP_MIN_SPAN_S;
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
-	p->fast_run_ns = p->tick_run_ns = p->last_run_ns;
-	p->read_runs = p->last_runs;
+	p->fast_calls = p->read_calls = p->tick_calls = session__all_calls(p->s);
 	if (o->budget_on)
 		cold_start(p, p->last_tick);
 	return p;

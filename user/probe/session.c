@@ -59,6 +59,7 @@ struct session {
 	size_t nr_chunks;
 	bool *linked;			/* which functions the chunks hold */
 	__u32 *chunk_gen;		/* each chunk's current link generation (the BPF map's copy) */
+	__u64 *all_calls_cpu;		/* scratch: the all_calls element of each possible CPU */
 	int chunk_gen_fd;
 	/* A relink begun and not finished: its old links closing, since when, and whether calls went unseen. */
 	bool relinking;
@@ -350,6 +351,9 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 			return err;
 	}
 	s->skel->rodata->compensate = !s->opts.raw_latency;
+	s->skel->rodata->count_all = s->opts.start_unlinked;
+	if (s->opts.start_unlinked && !(s->all_calls_cpu = calloc((size_t)nr_cpus, sizeof(*s->all_calls_cpu))))
+		return -ENOMEM;
 	err = bpf_map__set_max_entries(s->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
 	/* The functions, then one calibration id per probe class (probe/calibrate.h). */
 	if (!err)
@@ -820,6 +824,7 @@ void session__free(struct session *s)
 	free(s->chunks);
 	free(s->linked);
 	free(s->chunk_gen);
+	free(s->all_calls_cpu);
 	wait_all(s->closing, s->nr_closing, 0);
 	free(s->closing);
 	attacher__free(s->attacher);
@@ -944,6 +949,20 @@ int session__read_totals(struct session *s, struct session_totals *tot)
 	free(per_cpu);
 	*tot = s->tot;
 	return ret;
+}
+
+uint64_t session__all_calls(const struct session *s)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+	uint64_t sum = 0;
+
+	if (!s->all_calls_cpu || ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.all_calls), &zero,
+								  s->all_calls_cpu))
+		return 0;
+	for (int c = 0; c < ncpu; c++)
+		sum += s->all_calls_cpu[c];
+	return sum;
 }
 
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs)

@@ -51,7 +51,8 @@ struct session_opts {
 	/*
 	 * Attach no function at start: a front end with a budget (the agent)
 	 * links them as it measures them (session__relink_begin, __links_attach).
-	 * Refusals are then found by those calls.
+	 * Refusals are then found by those calls. Every entry is also counted
+	 * in one counter for all functions (session__all_calls).
 	 */
 	bool start_unlinked;
 };
@@ -211,6 +212,8 @@ int session__read_calls(const struct session *s, uint64_t *calls);
 int session__read_func(const struct session *s, size_t func, struct func_profile *f, __u64 *hist);
 /* The totals with the kernel's diagnostics read now, without the functions' aggregates. */
 int session__read_totals(struct session *s, struct session_totals *tot);
+/* Entries of every function so far, windows' included (start_unlinked only; else 0): one lookup. */
+uint64_t session__all_calls(const struct session *s);
 /* Time in the probe programs and their runs so far (counted while BPF stats are enabled). */
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs);
 /*
