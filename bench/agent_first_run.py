@@ -21,10 +21,9 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_budget import free_port, libcrypto, speed_cmd  # noqa: E402
+from agent_budget import free_port, libcrypto, speed_cmd, start_agent  # noqa: E402
 
 
 def run(seconds=2):
@@ -34,26 +33,6 @@ def run(seconds=2):
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     digests = int(re.search(r"^\+R:(\d+):", p.stdout + p.stderr, re.M).group(1))
     return digests * 64 / seconds / 1e6, r1.ru_stime - r0.ru_stime
-
-
-def agent(dlprof, lib):
-    port = free_port()
-    a = subprocess.Popen([dlprof, "agent", "--lib", lib, "--listen", f"127.0.0.1:{port}"],
-                         stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
-                if r.status == 200:
-                    time.sleep(1)
-                    return a
-        except OSError:
-            pass
-        if a.poll() is not None:
-            sys.exit(f"{dlprof} agent exited {a.returncode}")
-        time.sleep(0.1)
-    a.kill()
-    sys.exit(f"{dlprof} agent did not attach in 120 s")
 
 
 def main():
@@ -69,13 +48,14 @@ def main():
     for r in range(a.rounds):
         for name in (("build", "baseline") if r % 2 == 0 else ("baseline", "build")):
             res["unprobed"].append(run())
-            ag = agent(builds[name], lib)
+            ag = start_agent(builds[name], lib, free_port(), None)
+            time.sleep(1)
             try:
                 res[f"{name} first"].append(run())
                 res[f"{name} second"].append(run())
             finally:
                 ag.terminate()
-                ag.wait(timeout=120)
+                ag.communicate(timeout=120)
     for k, v in res.items():
         print(f"{k:16s} MB/s {[round(x[0]) for x in v]}  kernel s {[round(x[1], 3) for x in v]}  "
               f"median kernel s {statistics.median(x[1] for x in v):.3f}")
