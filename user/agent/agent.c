@@ -27,9 +27,9 @@
 #define MIN_DUTY 0.002
 #define MAX_DUTY 0.2
 /*
- * How often the probes' run time is checked between reads, to react before
- * the next refresh: a hot start spends a CPU in the probes meanwhile. Two
- * syscalls a check (about 0.1% of a CPU at this rate).
+ * How often the probes' entries are counted between reads, to react before
+ * the next refresh: a hot start spends a CPU in the probes meanwhile. One
+ * map lookup a check (about 0.1% of a CPU at this rate).
  */
 #define FAST_CHECK_S 0.005
 /* Without probes (a reload failed, the target went away), the agent tries again this often. */
