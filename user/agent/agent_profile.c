@@ -31,7 +31,7 @@
 #define RELINK_POLL_S 0.005
 /* A pod not in the kubelet's list asks for it again, at most this often. */
 #define KUBELET_REFETCH_S 2.0
-/* The cheap check of the probes' run time only trips past this share of the budget. */
+/* The cheap check between refreshes only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
 /*
  * The budget is a rate over a second: the check trips only once the probes
@@ -127,7 +127,7 @@ struct agent_profile {
 	struct agent_profile_stats st;
 	double last_tick;
 	double last_read;		/* the calls were last read (a refresh or a reaction) */
-	uint64_t last_run_ns, last_runs, last_total_calls;
+	uint64_t last_run_ns, last_total_calls;
 	/* The cheap check's baselines, in entries of every function (session__all_calls). */
 	double fast_t;			/* the last read, or a window's end */
 	uint64_t fast_calls;		/* ... the entries then */
@@ -498,7 +498,6 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 	p->st.probe_run_ns = run_ns;
 	p->st.probe_runs = runs;
 	p->last_run_ns = run_ns;
-	p->last_runs = runs;
 	p->last_total_calls = total_calls;
 }
 
@@ -1040,7 +1039,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->last_tick = p->last_read = p->fast_t = p->quiet_t = p->last_sys_t = mono_s();
 	p->trip_span = TRIP_MIN_SPAN_S;
 	p->last_sys = kernel_cpu_s();
-	session__probe_runtime(p->s, &p->last_run_ns, &p->last_runs);
+	session__probe_runtime(p->s, &p->last_run_ns, &(uint64_t){ 0 });
 	p->fast_calls = p->read_calls = p->tick_calls = session__all_calls(p->s);
 	if (o->budget_on)
 		cold_start(p, p->last_tick);

@@ -70,7 +70,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 					   char *err, size_t err_sz);
 /* Read the aggregates into the registry's series; re-plan the budget unless final. 0 or -errno. */
 int agent_profile__tick(struct agent_profile *p, double now, bool final);
-/* Cheap (one syscall per program): the probes cost more than the budget since the last read. */
+/* Cheap (one map lookup of the entries): the probes cost more than the budget since the refresh, and still do. */
 bool agent_profile__over_budget(struct agent_profile *p, double now);
 /* Between refreshes, when over budget: the calls read, the costliest functions out of the links; the series wait. */
 int agent_profile__react(struct agent_profile *p, double now);
