@@ -16,7 +16,11 @@ inside its 25%; the workload and the profiler share one CPU, since vCPUs
 differ by several percent in what a probe costs; and the unprobed time is
 an unprobed twin's (the same code, linked into the driver), timed call by
 call beside the probed calls, since a vCPU's speed changes by tens of
-percent from one second to the next.
+percent from one second to the next. The driver also times the probed
+calls, so each run knows what its pairs really cost beside the calibration;
+a run whose pairs cost more than 30% off the calibration (seen once in CI:
+1.9x, the twin itself 25% slower than when it was sized) is outside what
+the test can ask of compensation, and is run again, up to 3 times.
 
 Runner and helpers: itest.py; the workload: tests/progs/comp_driver.c."""
 import json
@@ -40,8 +44,9 @@ def pair_cost_ns(cpu):
 
 
 def profile_comp(extra, spin_pairs, inner=20, calls=300):
-    """(the unprobed twin's median ns, the profile's JSON) of one comp_driver run whose
-    outer call spins as long as spin_pairs probe pairs cost."""
+    """(the unprobed twin's median ns, the probed calls' median ns as the driver timed them,
+    the profile's JSON) of one comp_driver run whose outer call spins as long as spin_pairs
+    probe pairs cost."""
     cpu = max(os.sched_getaffinity(0))
     spin_ns = max(spin_pairs * 1000, spin_pairs * pair_cost_ns(cpu))
     d = subprocess.Popen([COMP_DRIVER, str(spin_ns), str(inner), str(calls)], stdin=subprocess.PIPE,
@@ -53,31 +58,40 @@ def profile_comp(extra, spin_pairs, inner=20, calls=300):
         drive(d)
         line = d.stdout.readline().split()
         check(len(line) == 4 and line[0] == "unprobed_ns", f"comp_driver said {line!r}")
-        return int(line[1]), stop_profiler(prof)
+        return int(line[1]), int(line[3]), stop_profiler(prof)
     finally:
         finish(d)
 
 
 @modes("session", "multi", "classic")
 def test_compensated_outer_near_unprobed():
-    unprobed, doc = profile_comp([], spin_pairs=40)
-    check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
-    costs = doc["probe_cost_ns"]
-    check(costs["emulated"]["pair"] > 0 and costs["single_stepped"]["pair"] > costs["emulated"]["pair"],
-          f"calibrated costs {costs}")
-    outer, inner = func(doc, "comp_outer"), func(doc, "comp_inner")
-    check(outer["calls"] == 300 and inner["calls"] == 300 * 20, f"calls {outer['calls']}, {inner['calls']}")
-    off = outer["p50_ns"] / unprobed
-    print(f"unprobed {unprobed} ns, compensated p50 {outer['p50_ns']} ns ({off:.2f}x), "
-          f"raw avg {outer['raw_avg_ns']} ns, probe pair {costs['emulated']['pair']} ns")
+    for attempt in range(1, 4):
+        unprobed, probed, doc = profile_comp([], spin_pairs=40)
+        check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
+        costs = doc["probe_cost_ns"]
+        check(costs["emulated"]["pair"] > 0 and costs["single_stepped"]["pair"] > costs["emulated"]["pair"],
+              f"calibrated costs {costs}")
+        outer, inner = func(doc, "comp_outer"), func(doc, "comp_inner")
+        check(outer["calls"] == 300 and inner["calls"] == 300 * 20, f"calls {outer['calls']}, {inner['calls']}")
+        check(outer["raw_total_ns"] > outer["total_ns"], "raw times not kept beside the compensated ones")
+        off = outer["p50_ns"] / unprobed
+        # What the 21 pairs inside one outer call cost in this run (20 nested, its own), per pair.
+        drift = (probed - unprobed) / 21 / costs["emulated"]["pair"]
+        print(f"attempt {attempt}: unprobed {unprobed} ns, compensated p50 {outer['p50_ns']} ns ({off:.2f}x), "
+              f"raw avg {outer['raw_avg_ns']} ns, probe pair {costs['emulated']['pair']} ns calibrated, "
+              f"{drift:.2f}x that in the run")
+        if 0.75 <= off <= 1.25 or 0.7 <= drift <= 1.3:
+            break
+    check(0.75 <= off <= 1.25 or 0.7 <= drift <= 1.3,
+          f"3 runs: the pairs cost {drift:.2f}x their calibration in the last; "
+          "the vCPU's trap cost drifts too much here to check compensation")
     check(0.75 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
-    check(outer["raw_total_ns"] > outer["total_ns"], "raw times not kept beside the compensated ones")
 
 
 @modes("session")
 def test_raw_latency_includes_probes():
     """--raw-latency: the same call measured with its probes' cost (20 nested pairs)."""
-    unprobed, doc = profile_comp(["--raw-latency"], spin_pairs=20)
+    unprobed, _, doc = profile_comp(["--raw-latency"], spin_pairs=20)
     outer = func(doc, "comp_outer")
     check(doc["latency"] == "raw" and "probe_cost_ns" not in doc, f"latency {doc['latency']}")
     check(outer["raw_total_ns"] == outer["total_ns"], "raw_total_ns differs from total_ns in a raw profile")
