@@ -737,8 +737,10 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 /* The next CALIB_BATCH functions still to be measured, in the library's order (neighbours share callers). */
 static void calib_batch(struct agent_profile *p)
 {
+	size_t from = p->calib_next;
+
 	for (size_t k = 0; k < p->n && p->window_funcs < CALIB_BATCH; k++) {
-		size_t i = (p->calib_next + k) % p->n;
+		size_t i = (from + k) % p->n;
 
 		if (!p->calib_todo[i])
 			continue;
