@@ -64,6 +64,32 @@ struct {
 /* Events the ringbuf had no room for: the loader reports them, never a silent miss. */
 __u64 lost_events = 0;
 
+/*
+ * The probed files (the primaries and their attached copies, as the fault
+ * names them) and the library each counts for: the loader fills it. Every
+ * process that maps one is counted once per library, whatever its cgroup:
+ * the breakpoints go into every mapping, targeted or not.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct discover_file_key);
+	__type(value, __u32);
+} mapped_files SEC(".maps");
+
+/* Address spaces counted already; an update with BPF_NOEXIST is the test-and-set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct discover_mapper_key);
+	__type(value, __u8);
+} mappers_seen SEC(".maps");
+
+__u64 mapper_counts[DISCOVER_MAX_MAPPED_LIBS] = {};
+
+/* The loader itself: it maps the libraries to time what their breakpoints cost. */
+const volatile __u32 loader_tgid = 0;
+
 #define S_IFMT_BITS	00170000
 #define S_IFREG_BITS	0100000
 
@@ -91,6 +117,22 @@ static __always_inline bool in_targets(void)
 	return false;
 }
 
+/* A process's first fault in a probed file: one more mapping that paid for the breakpoints. */
+static __always_inline void count_mapper(const struct discover_file_key *file, struct task_struct *task)
+{
+	struct discover_mapper_key key = { .mm = (__u64)task->mm, .tgid = task->tgid };
+	__u32 *lib = bpf_map_lookup_elem(&mapped_files, file);
+	__u8 one = 1;
+
+	if (!lib || key.tgid == loader_tgid)
+		return;
+	key.lib = *lib;
+	if (key.lib >= DISCOVER_MAX_MAPPED_LIBS || bpf_map_update_elem(&mappers_seen, &key, &one, BPF_NOEXIST))
+		return;
+	/* Masked (the bound is a power of two): the verifier forgets the check above across the call. */
+	__sync_fetch_and_add(&mapper_counts[key.lib & (DISCOVER_MAX_MAPPED_LIBS - 1)], 1);
+}
+
 static __always_inline int file_faulted(struct address_space *mapping)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -100,7 +142,7 @@ static __always_inline int file_faulted(struct address_space *mapping)
 	__u8 one = 1;
 
 	/* Kernel threads (khugepaged) map nothing of their own. */
-	if (!task->mm || (nr_cgroups && !in_targets()))
+	if (!task->mm)
 		return 0;
 	/* Direct loads through the tracepoint's BTF pointers: cheaper than bpf_probe_read_kernel on this hot path. */
 	inode = mapping->host;
@@ -108,6 +150,9 @@ static __always_inline int file_faulted(struct address_space *mapping)
 		return 0;
 	key.dev = inode->i_sb->s_dev;
 	key.ino = inode->i_ino;
+	count_mapper(&key, task);
+	if (nr_cgroups && !in_targets())
+		return 0;
 	if (bpf_map_lookup_elem(&judged_files, &key))
 		return 0;
 	if ((inode->i_mode & S_IFMT_BITS) != S_IFREG_BITS)

@@ -20,6 +20,20 @@ struct discover_file_key {
 	__u64 ino;
 };
 
+/*
+ * Libraries whose mappings are counted (mapper_counts): a process that maps
+ * a probed file pays for every breakpoint in it at the mmap (the kernel
+ * writes each into the new mapping), which the loader's budget must see.
+ */
+#define DISCOVER_MAX_MAPPED_LIBS	64	/* a power of two */
+
+/* One process's (one address space's) mapping of one library, counted once. */
+struct discover_mapper_key {
+	__u64 mm;		/* the address space: a new one at each exec */
+	__u32 tgid;
+	__u32 lib;		/* the probe table's library */
+};
+
 /* The last path component, enough to match a --lib name: a dentry's name is not the path. */
 #define DISCOVER_NAME_LEN	64
 

@@ -276,6 +276,46 @@ def test_agent_reacts_to_hot_not_to_burst():
         check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
+def spawn_mappers(n, seconds=None):
+    """n processes that map the test library and call nothing of it (or as many as fit in seconds)."""
+    done, deadline = 0, time.monotonic() + (seconds or 1e9)
+    while done < n and time.monotonic() < deadline:
+        run_driver(["exit", "0"])
+        done += 1
+    return done
+
+
+@modes("session")
+def test_agent_counts_mappings_and_budgets_them():
+    """Every process that maps a probed library pays for its linked functions' breakpoints at
+    the mmap, calls or not: the kernel counts those processes exactly, the cost per function is
+    timed at start on the agent's own mapping, and under a budget that processes starting in a
+    loop exceed, functions nobody calls leave the links."""
+    with Agent(["--lib", LIB]) as a:
+        a.wait_health()
+        m = re.search(r"install_ns=(\d+) lib=libdltest.so functions=(\d+)", a.text())
+        check(m and int(m.group(2)) >= 8, f"no install cost timed: {a.text()}")
+        before = samples(a.metrics(), "dlprof_agent_library_mappings_total").get("")
+        check(before is not None, "no mappings counted")
+        spawn_mappers(20)
+        text = wait_value(a, lambda t: samples(t, "dlprof_agent_library_mappings_total").get(""), before + 20)
+        inst = samples(text, "dlprof_agent_install_cost_seconds").get("", 0)
+        print(f"install {inst * 1e9:.0f} ns per function and mapping ({m.group(2)} functions timed), "
+              f"20 processes counted as {samples(text, 'dlprof_agent_library_mappings_total')[''] - before:.0f}")
+        check(inst > 0, f"install cost {inst}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+    with Agent(["--lib", LIB, "--max-overhead", "0.005"]) as a:
+        a.wait_health()
+        n = spawn_mappers(10**6, seconds=4)
+        text = wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}', 0) > 0, True)
+        shed = re.findall(r"event=budget sampled=(\d+) .*install_ms_per_s=([\d.]+)", a.text())
+        print(f"{n} processes in 4 s: budget lines (sampled, install ms/s of the links left) {shed[-3:]}")
+        # Nothing was called: only what the mappings cost can have moved them.
+        check(shed and int(shed[-1][0]) > 0, f"no budget line that sampled a function: {a.text()}")
+        check(sum(calls(text, f) for f in ("dlt_add", "dlt_nap")) == 0, "the processes called the library")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 @modes("session", "classic")
 def test_agent_trap_cost_calibrated():
     """The kernel's part of a probed call comes from the calibration at start, per class:

@@ -11,6 +11,7 @@
 #include "agent/agent_profile.h"
 #include "agent/duration_buckets.h"
 #include "agent/group_series.h"
+#include "agent/install_cost.h"
 #include "model/probe_class.h"
 #include "probe/session.h"
 
@@ -143,6 +144,7 @@ struct agent_profile {
 	double trap_ns[DLPROF_PROBE_CLASSES];	/* the kernel's part of a probed call, per class */
 	double prog_ns;			/* the programs' part, per call (bpf_stats) */
 	double mix_trap_ns;		/* the trap part of the exact functions' last calls, weighted by them */
+	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
 };
 
 static double mono_s(void)
@@ -474,10 +476,10 @@ static int close_window(struct agent_profile *p);
 static void log_budget(const struct agent_profile *p)
 {
 	agent_log("budget", "sampled=%zu attached=%zu budget_ms_per_s=%.2f exact_ms_per_s=%.2f sampled_full_ms_per_s=%.2f "
-		  "duty=%.4f period_s=%.2f call_cost_ns=%.0f gap_ms=%.1f",
+		  "duty=%.4f period_s=%.2f call_cost_ns=%.0f install_ms_per_s=%.2f gap_ms=%.1f",
 		  p->bplan.nr_sampled, p->n - p->bplan.nr_sampled, p->o.budget.budget_ns_per_s / 1e6,
 		  p->bplan.exact_ns_per_s / 1e6, p->bplan.sampled_ns_per_s / 1e6, p->bplan.duty, p->bplan.period_s,
-		  p->st.call_cost_ns, p->st.relink_gap_s_total * 1e3);
+		  p->st.call_cost_ns, p->st.install_ns_per_s / 1e6, p->st.relink_gap_s_total * 1e3);
 }
 
 /* What probing function i costs per call: its class's trap and the programs' time. */
@@ -501,6 +503,20 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 	p->last_total_calls = total_calls;
 }
 
+/* The mappings seen, and what the functions in the links cost them per second. */
+static void install_stats(struct agent_profile *p)
+{
+	const struct probe_table *t = session__table(p->s);
+	double sum = 0;
+
+	p->st.mappings_counted = p->inst.counting;
+	p->st.mappings = p->inst.total;
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->fs[i].sampled)
+			sum += install_cost__per_func(&p->inst, t->funcs[i].lib);
+	p->st.install_ns_per_s = sum;
+}
+
 /*
  * shed_only: a reaction between refreshes, whose costs are those of a few
  * ms, sends no function back into the links (a function the burst did not
@@ -510,8 +526,11 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 {
 	int ret;
 
+	const struct probe_table *t = session__table(p->s);
+
 	for (size_t i = 0; i < p->n; i++) {
-		p->cost[i] = p->fs[i].cost_ns_per_s;
+		/* Linked, it also costs every process that maps its library, called or not. */
+		p->cost[i] = p->fs[i].cost_ns_per_s + install_cost__per_func(&p->inst, t->funcs[i].lib);
 		p->plan[i] = p->fs[i].sampled;
 		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
 						  !p->fs[i].measured);
@@ -522,6 +541,7 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 		return 0;
 	ret = relink(p, p->plan, now);
 	p->st.sampled = p->bplan.nr_sampled;
+	install_stats(p);
 	log_budget(p);
 	return ret;
 }
@@ -621,6 +641,8 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	}
 	session__read_totals(p->s, &p->tot);
 	p->st.group_overflow = p->tot.group_overflow;
+	install_cost__update(&p->inst, p->s, now);
+	install_stats(p);
 	collect(p, now, final);
 	p->last_tick = now;
 	/* The batches first: a plan before every function is measured would relink at each one. */
@@ -772,6 +794,21 @@ static void calib_judge(struct agent_profile *p)
 		p->calib = CALIB_PLAN_DUE;
 }
 
+/* A batch is linked: what its functions add to a mapping of their library (once, at the first big enough). */
+static void calib_install(struct agent_profile *p)
+{
+	size_t lib, funcs;
+	double ns;
+
+	if (!install_cost__calibrate(&p->inst, p->s, p->in_window, &lib, &funcs, &ns))
+		return;
+	p->st.install_ns = p->inst.ns_per_func;
+	p->st.install_measured = true;
+	agent_log("budget", "install_ns=%.0f lib=%s functions=%zu map_us=%.1f unlinked_map_us=%.1f",
+		  p->inst.ns_per_func, base_name(session__table(p->s)->libs[lib].file->display), funcs, ns / 1e3,
+		  p->inst.base_ns[lib] / 1e3);
+}
+
 static int open_window(struct agent_profile *p, double now)
 {
 	double len = p->o.budget.window_s;
@@ -802,6 +839,8 @@ static int open_window(struct agent_profile *p, double now)
 			calib_judge(p);
 		return ret;
 	}
+	if (p->calib == CALIB_BATCHES)
+		calib_install(p);
 	p->window_t0 = mono_s();
 	p->window_sys0 = kernel_cpu_s();
 	p->window_seq++;
@@ -940,6 +979,9 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	ret = session__start(p->s, &cmd_failed, err, err_sz);
 	if (ret && !err[0])
 		snprintf(err, err_sz, "cannot attach: %s", strerror(-ret));
+	/* Nothing is linked yet: the libraries' mappings without breakpoints. */
+	if (!ret && p->o.budget_on && (ret = install_cost__init(&p->inst, p->s)))
+		snprintf(err, err_sz, "out of memory");
 	return ret;
 }
 
@@ -1090,5 +1132,6 @@ void agent_profile__free(struct agent_profile *p)
 	free(p->plan);
 	free(p->cost);
 	free(p->hist);
+	install_cost__free(&p->inst);
 	free(p);
 }

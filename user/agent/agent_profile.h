@@ -56,6 +56,11 @@ struct agent_profile_stats {
 	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */
+	bool install_measured;		/* install_ns is known */
+	double install_ns;		/* what one linked function adds to each process's mapping of its library */
+	bool mappings_counted;		/* the kernel counts the processes that map the libraries */
+	uint64_t mappings;		/* processes that mapped a probed library since the start */
+	double install_ns_per_s;	/* what the functions in the links cost those mappings now */
 	size_t containers;		/* groups with series: containers, and the host */
 	uint64_t series_retired;	/* series of removed containers dropped */
 	uint64_t group_overflow;	/* calls counted for their function but in no container's series (kernel map full) */

@@ -65,6 +65,23 @@ static void trap_costs(const struct agent_profile_stats *p, struct prom_buf *b)
 	}
 }
 
+/* What the linked functions cost the processes that map their libraries; no sample where not measured. */
+static void install_costs(const struct agent_profile_stats *p, struct prom_buf *b)
+{
+	if (p->install_measured) {
+		gauge(b, "dlprof_agent_install_cost_seconds", "gauge",
+		      "What one linked function adds to each process's mapping of its library (its breakpoint written), "
+		      "timed on the agent's own mapping at start",
+		      p->install_ns / 1e9);
+		gauge(b, "dlprof_agent_install_seconds_per_second", "gauge",
+		      "What the functions in the links cost the processes that map their libraries, per second",
+		      p->install_ns_per_s / 1e9);
+	}
+	if (p->mappings_counted)
+		gauge(b, "dlprof_agent_library_mappings_total", "counter",
+		      "Processes that mapped a probed library (each paid for its breakpoints)", (double)p->mappings);
+}
+
 void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 {
 	const struct agent_profile_stats *p = &a->prof;
@@ -93,6 +110,7 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	      "Estimated cost of one probed call of the functions in the links: the trap's part and the programs' measured time",
 	      p->call_cost_ns / 1e9);
 	trap_costs(p, b);
+	install_costs(p, b);
 	gauge(b, "dlprof_agent_sampled_call_cost_seconds", "gauge",
 	      "Cost of one call of the sampled functions, measured: the kernel time their windows added, per call",
 	      p->sampled_call_cost_ns / 1e9);

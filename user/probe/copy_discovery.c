@@ -98,6 +98,17 @@ static int fill_cgroups(struct copy_discovery *d)
 	return err;
 }
 
+/* Count the processes that map (dev, ino) as mappings of library lib (past the last counted: not counted). */
+static void count_mappings(dev_t dev, ino_t ino, size_t lib, void *ctx)
+{
+	struct copy_discovery *d = ctx;
+	struct discover_file_key key = { .dev = kernel_dev(dev), .ino = ino };
+	__u32 v = (__u32)lib;
+
+	if (lib < DISCOVER_MAX_MAPPED_LIBS)
+		bpf_map_update_elem(bpf_map__fd(d->skel->maps.mapped_files), &key, &v, BPF_ANY);
+}
+
 static void judge_file(struct copy_discovery *d, dev_t dev, ino_t ino)
 {
 	struct discover_file_key key = { .dev = kernel_dev(dev), .ino = ino };
@@ -145,7 +156,8 @@ static int on_event(void *ctx, void *data, size_t size)
 static int start(struct copy_discovery *d, const struct probe_table *t, const struct str_list *specs,
 		 enum attach_mode mode, const struct attach_progs *progs, bool start_unlinked)
 {
-	struct lib_copies_hooks hooks = { .watch = watch_pid, .forget = forget_file, .ctx = d };
+	struct lib_copies_hooks hooks = { .watch = watch_pid, .forget = forget_file, .attached = count_mappings,
+					  .ctx = d };
 	int err;
 
 	if (d->nr_cgroups) {
@@ -158,6 +170,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	if (!d->skel)
 		return -errno;
 	d->skel->rodata->nr_cgroups = (__u32)d->nr_cgroups;
+	d->skel->rodata->loader_tgid = (__u32)getpid();
 	err = discover_bpf__load(d->skel);
 	if (!err)
 		err = fill_cgroups(d);
@@ -170,6 +183,8 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		judge_file(d, t->libs[i].file->seen_dev, t->libs[i].file->seen_ino);
 		judge_file(d, t->libs[i].file->dev, t->libs[i].file->ino);
+		count_mappings(t->libs[i].file->seen_dev, t->libs[i].file->seen_ino, i, d);
+		count_mappings(t->libs[i].file->dev, t->libs[i].file->ino, i, d);
 	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb)
@@ -218,6 +233,12 @@ int copy_discovery__poll(struct copy_discovery *d)
 uint64_t copy_discovery__lost(const struct copy_discovery *d)
 {
 	return d && d->skel->bss ? d->skel->bss->lost_events : 0;
+}
+
+void copy_discovery__mappings(const struct copy_discovery *d, uint64_t *per_lib, size_t nr_libs)
+{
+	for (size_t i = 0; i < nr_libs; i++)
+		per_lib[i] = d && d->skel->bss && i < DISCOVER_MAX_MAPPED_LIBS ? d->skel->bss->mapper_counts[i] : 0;
 }
 
 struct lib_copies *copy_discovery__copies(struct copy_discovery *d)

@@ -34,6 +34,12 @@ int copy_discovery__fd(const struct copy_discovery *d);
 int copy_discovery__poll(struct copy_discovery *d);
 /* Events the kernel could not report (its buffer full): copies that may have gone unseen. */
 uint64_t copy_discovery__lost(const struct copy_discovery *d);
+/*
+ * Processes (address spaces) that mapped each library since the start, its
+ * copies included, per_lib[nr_libs]: each paid for the library's breakpoints
+ * at its mmap. Libraries past DISCOVER_MAX_MAPPED_LIBS read 0.
+ */
+void copy_discovery__mappings(const struct copy_discovery *d, uint64_t *per_lib, size_t nr_libs);
 struct lib_copies *copy_discovery__copies(struct copy_discovery *d);
 /*
  * Stop reporting and detach every copy (the primaries stay the session's),

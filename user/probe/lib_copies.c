@@ -318,6 +318,8 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		copy->failed = true;
 		return 0;
 	}
+	if (c->hooks.attached)
+		c->hooks.attached(dev, ino, copy->info.lib, c->hooks.ctx);
 	if (origin == COPY_DISCOVERED && c->seen_s > 0)
 		copy->info.discovery_ms = (now_s() - c->seen_s) * 1e3;
 	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : "attached");

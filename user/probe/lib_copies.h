@@ -50,6 +50,8 @@ struct lib_copies_hooks {
 	int (*watch)(pid_t pid, void *ctx);
 	/* The copy (dev, ino) was detached: report its next mapping again. */
 	void (*forget)(dev_t dev, ino_t ino, void *ctx);
+	/* A copy of library lib was attached: its mappings count for lib from now on. NULL: not wanted. */
+	void (*attached)(dev_t dev, ino_t ino, size_t lib, void *ctx);
 	/* NULL: every process's copies count; else only those of the processes it accepts. */
 	bool (*in_target)(pid_t pid, void *ctx);
 	void *ctx;

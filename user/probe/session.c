@@ -587,6 +587,14 @@ const struct lib_copy_info *session__copies(struct session *s, size_t *cnt)
 	return s->discovery ? lib_copies__list(copy_discovery__copies(s->discovery), cnt) : NULL;
 }
 
+int session__read_mappings(const struct session *s, uint64_t *per_lib)
+{
+	if (!s->discovery)
+		return -EOPNOTSUPP;
+	copy_discovery__mappings(s->discovery, per_lib, s->table.nr_libs);
+	return 0;
+}
+
 int session__target_fd(const struct session *s)
 {
 	return s->pid_fd;

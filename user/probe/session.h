@@ -134,6 +134,13 @@ int session__drain(struct session *s);
  * NULL and 0 otherwise). Valid until the next session call.
  */
 const struct lib_copy_info *session__copies(struct session *s, size_t *cnt);
+/*
+ * Processes (address spaces) that mapped each library since the start
+ * (per_lib: one entry per probe table library, copies counted with theirs):
+ * each paid for the library's breakpoints then. System-wide and cgroup
+ * sessions only (-EOPNOTSUPP else); 0.
+ */
+int session__read_mappings(const struct session *s, uint64_t *per_lib);
 /* Readable when a -p process exits; -1 without them. Then ask session__targets_alive(). */
 int session__target_fd(const struct session *s);
 /* Forgets the -p processes that exited: false once none is left. */
