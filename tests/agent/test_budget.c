@@ -81,6 +81,24 @@ static void test_return_with_hysteresis_unless_held(void **state)
 	assert_false(sampled[0]);
 }
 
+/* Room under BUDGET_RETURN is not enough: the links must cost under BUDGET_RETURN_BELOW first. */
+static void test_return_waits_for_room(void **state)
+{
+	double cost[] = { 3, 22 };
+	bool sampled[2] = { true, false };
+	struct budget_plan p;
+
+	(void)state;
+	/* 22 + 3 fits under 30, but the links cost 22 >= 20: nothing moves. */
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	assert_false(p.changed);
+	assert_true(sampled[0]);
+	cost[1] = 19;
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	assert_true(p.changed);
+	assert_false(sampled[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -88,6 +106,7 @@ int main(void)
 		cmocka_unit_test(test_over_budget_sheds_the_costliest),
 		cmocka_unit_test(test_duty_bounds),
 		cmocka_unit_test(test_return_with_hysteresis_unless_held),
+		cmocka_unit_test(test_return_waits_for_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,13 @@ struct func_state {
 #define CALIB_PASSES 3
 /* Between two batches, as long again as the last one took: the hot start's cost is spread, not piled up. */
 #define CALIB_DUTY 0.5
+/*
+ * Sampled functions that no window saw called (those the mappings' cost
+ * took out of the links, thousands on libcrypto) join the windows this
+ * many at a time, in turn: a window of them all would take the kernel
+ * long enough to attach and detach that windows came minutes apart.
+ */
+#define IDLE_SLICE 128
 
 enum calib_state {
 	CALIB_OFF,			/* no budget, or the plan after the batches is made */
@@ -112,6 +119,7 @@ struct agent_profile {
 	bool *calib_todo;		/* still to be measured in a batch */
 	unsigned char *calib_passes;	/* batches each function was in */
 	size_t calib_next;		/* where the next batch starts looking */
+	size_t idle_next;		/* where the next window's slice of idle sampled functions starts */
 	size_t calib_left;		/* functions still to be measured */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
@@ -809,6 +817,27 @@ static void calib_install(struct agent_profile *p)
 		  p->inst.base_ns[lib] / 1e3);
 }
 
+/* A window's functions: every sampled one seen called, and the next IDLE_SLICE of the others. */
+static void window_funcs(struct agent_profile *p)
+{
+	size_t from = p->idle_next, idle = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		p->in_window[i] = p->fs[i].sampled && p->fs[i].cost_ns_per_s > 0;
+		p->window_funcs += p->in_window[i];
+	}
+	for (size_t k = 0; k < p->n && idle < IDLE_SLICE; k++) {
+		size_t i = (from + k) % p->n;
+
+		if (!p->fs[i].sampled || p->in_window[i])
+			continue;
+		p->in_window[i] = true;
+		p->window_funcs++;
+		idle++;
+		p->idle_next = (i + 1) % p->n;
+	}
+}
+
 static int open_window(struct agent_profile *p, double now)
 {
 	double len = p->o.budget.window_s;
@@ -822,10 +851,7 @@ static int open_window(struct agent_profile *p, double now)
 		calib_batch(p);
 		len = CALIB_WINDOW_S;
 	} else {
-		for (size_t i = 0; i < p->n; i++) {
-			p->in_window[i] = p->fs[i].sampled;
-			p->window_funcs += p->fs[i].sampled;
-		}
+		window_funcs(p);
 	}
 	p->window_open_t = mono_s();
 	p->window_calls0 = session__all_calls(p->s);

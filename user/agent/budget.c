@@ -52,6 +52,8 @@ static bool restore(const struct budget_opts *o, const struct ranked *r, size_t 
 	double exact = exact_cost(cost, sampled, n);
 	bool changed = false;
 
+	if (exact >= o->budget_ns_per_s * BUDGET_RETURN_BELOW)
+		return false;
 	for (size_t k = n; k-- > 0;) {
 		if (!sampled[r[k].i] || (held && held[r[k].i]))
 			continue;

@@ -42,6 +42,12 @@ struct budget_plan {
 #define BUDGET_TARGET 0.5
 #define BUDGET_RETURN 0.3
 /*
+ * ... and only once the links cost less than this: a cost that moves a
+ * little (the mapping rate between two process starts) does not bring
+ * functions back a few at a time, a relink each.
+ */
+#define BUDGET_RETURN_BELOW 0.2
+/*
  * Shedding also takes every function that costs more than this share of
  * the budget: while the costliest are probed, the program runs many times
  * slower and the next ones look cheap; once those go, they would follow one
