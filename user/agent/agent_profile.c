@@ -91,8 +91,9 @@ struct func_state {
 /*
  * Sampled functions that no window saw called (those the mappings' cost
  * took out of the links, thousands on libcrypto) join the windows this
- * many at a time, in turn: a window of them all would take the kernel
- * long enough to attach and detach that windows came minutes apart.
+ * many at a time, in turn: attaching them all in every window writes each
+ * breakpoint into every process that maps the library, and the windows'
+ * duty counts that time.
  */
 #define IDLE_SLICE 128
 
