@@ -124,6 +124,7 @@ struct agent_profile {
 	size_t calib_left;		/* functions still to be measured */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
+	bool *called;			/* scratch: a function's cost is calls, not only its mappings' */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
 	struct session_links *window;	/* open sampling window */
 	double window_open_t;		/* before its attach */
@@ -540,11 +541,12 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 	for (size_t i = 0; i < p->n; i++) {
 		/* Linked, it also costs every process that maps its library, called or not. */
 		p->cost[i] = p->fs[i].cost_ns_per_s + install_cost__per_func(&p->inst, t->funcs[i].lib);
+		p->called[i] = p->fs[i].cost_ns_per_s > 0;
 		p->plan[i] = p->fs[i].sampled;
 		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
 						  !p->fs[i].measured);
 	}
-	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
+	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->called, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
 	if (!p->bplan.changed)
 		return 0;
@@ -994,9 +996,10 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->calib_todo = calloc(p->n, sizeof(*p->calib_todo));
 	p->calib_passes = calloc(p->n, sizeof(*p->calib_passes));
 	p->plan = calloc(p->n, sizeof(*p->plan));
+	p->called = calloc(p->n, sizeof(*p->called));
 	p->cost = calloc(p->n, sizeof(*p->cost));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan ||
+	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan || !p->called ||
 	    !p->cost || !p->hist)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
@@ -1157,6 +1160,7 @@ void agent_profile__free(struct agent_profile *p)
 	free(p->calib_todo);
 	free(p->calib_passes);
 	free(p->plan);
+	free(p->called);
 	free(p->cost);
 	free(p->hist);
 	install_cost__free(&p->inst);

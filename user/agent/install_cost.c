@@ -19,6 +19,12 @@
  * is a rate, a single start is a cost once, and the budget is a rate.
  */
 #define RATE_TAU_S 10.0
+/*
+ * A library no process maps now may be mapped by the next one to start:
+ * one start must fit in a second's allowance, as a burst of calls must
+ * (the reaction's rule), so the rate counts as one a second at least.
+ */
+#define RATE_FLOOR_PER_S 1.0
 
 static double mono_ns(void)
 {
@@ -142,7 +148,7 @@ void install_cost__update(struct install_cost *c, const struct session *s, doubl
 
 double install_cost__per_func(const struct install_cost *c, size_t lib)
 {
-	return c->measured && lib < c->nr_libs ? c->rate[lib] * c->ns_per_func : 0;
+	return c->measured && lib < c->nr_libs ? fmax(c->rate[lib], RATE_FLOOR_PER_S) * c->ns_per_func : 0;
 }
 
 void install_cost__free(struct install_cost *c)

@@ -43,7 +43,11 @@ bool install_cost__calibrate(struct install_cost *c, const struct session *s, co
 			     size_t *funcs, double *map_ns);
 /* The mappings since the last update, into the rates. */
 void install_cost__update(struct install_cost *c, const struct session *s, double now);
-/* What each linked function of library lib costs per second now (ns/s); 0 while unmeasured. */
+/*
+ * What each linked function of library lib costs per second now (ns/s):
+ * its mapping rate, one a second at least (the next process to start pays
+ * for what is linked then), times ns_per_func; 0 while unmeasured.
+ */
 double install_cost__per_func(const struct install_cost *c, size_t lib);
 void install_cost__free(struct install_cost *c);
 
