@@ -89,6 +89,14 @@ struct func_state {
 /* Between two batches, as long again as the last one took: the hot start's cost is spread, not piled up. */
 #define CALIB_DUTY 0.5
 /*
+ * A batch whose functions were entered this many times holds a costly one,
+ * measured enough: its window closes then (looked at every ms), since the
+ * program runs many times slower while it is open. Its other functions are
+ * measured again without it (CALIB_PASSES).
+ */
+#define CALIB_ENOUGH_CALLS 200
+#define CALIB_CHECK_S 0.001
+/*
  * Sampled functions that no window saw called (those the mappings' cost
  * took out of the links, thousands on libcrypto) join the windows this
  * many at a time, in turn: attaching them all in every window writes each
@@ -912,8 +920,11 @@ double agent_profile__windows(struct agent_profile *p, double now)
 			return now + RELINK_POLL_S;
 	}
 	if (p->window) {
-		if (now < p->window_end)
-			return p->window_end;
+		bool enough = p->calib == CALIB_BATCHES &&
+			      session__all_calls(p->s) - p->window_calls0 >= CALIB_ENOUGH_CALLS;
+
+		if (now < p->window_end && !enough)
+			return p->calib == CALIB_BATCHES ? fmin(p->window_end, now + CALIB_CHECK_S) : p->window_end;
 		close_window(p);
 	}
 	/* Every function sampled until the first plan: no window of them all. */
