@@ -18,7 +18,7 @@ static void test_under_budget_changes_nothing(void **state)
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, NULL, 3, &p);
+	budget_decide(&opts, cost, sampled, NULL, 3, &p);
 	assert_false(p.changed);
 	assert_int_equal(p.nr_sampled, 0);
 	assert_true(p.expected_ns_per_s == 70);
@@ -31,7 +31,7 @@ static void test_over_budget_sheds_the_costliest(void **state)
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, NULL, 6, &p);
+	budget_decide(&opts, cost, sampled, NULL, 6, &p);
 	assert_true(p.changed);
 	/*
 	 * 493.5 > 100: shed 400 (93.5 left, above the target 50), then 60
@@ -54,7 +54,7 @@ static void test_duty_bounds(void **state)
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
 	assert_true(sampled[0] && !sampled[1]);
 	assert_true(p.duty == opts.min_duty);
 	assert_true(p.period_s == 10);
@@ -69,14 +69,14 @@ static void test_return_with_hysteresis_unless_held(void **state)
 
 	(void)state;
 	/* 45 + 20 > 30 (BUDGET_RETURN): it stays sampled, held or not. */
-	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
 	assert_false(p.changed);
 	assert_true(sampled[0]);
 	cost[1] = 5;
-	budget_decide(&opts, cost, sampled, held, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, held, 2, &p);
 	assert_false(p.changed);
 	assert_true(sampled[0]);
-	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
 	assert_true(p.changed);
 	assert_false(sampled[0]);
 }
@@ -90,44 +90,13 @@ static void test_return_waits_for_room(void **state)
 
 	(void)state;
 	/* 22 + 3 fits under 30, but the links cost 22 >= 20: nothing moves. */
-	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
 	assert_false(p.changed);
 	assert_true(sampled[0]);
 	cost[1] = 19;
-	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, 2, &p);
 	assert_true(p.changed);
 	assert_false(sampled[0]);
-}
-
-/* Functions nobody called cost only their mappings: they leave the links before those called, and return after. */
-static void test_idle_leave_first_return_last(void **state)
-{
-	double cost[41];
-	bool called[41], sampled[41] = {};
-	double back[3] = { 19, 10.5, 1 };
-	bool back_called[3] = { true, true, false }, back_sampled[3] = { false, true, true };
-	struct budget_plan p;
-	size_t idle_sampled = 0;
-
-	(void)state;
-	/* A hot one (40), 10 called at 1.8 and 30 idle at 1.5, all under the floor (2): 103 > 100. */
-	cost[0] = 40;
-	called[0] = true;
-	for (int i = 1; i < 41; i++) {
-		called[i] = i <= 10;
-		cost[i] = called[i] ? 1.8 : 1.5;
-	}
-	budget_decide(&opts, cost, sampled, NULL, called, 41, &p);
-	/* The hot one, then idle ones until the rest is at most 50: 63 - 9 x 1.5. */
-	assert_true(p.changed && sampled[0]);
-	for (int i = 1; i < 41; i++) {
-		assert_false(called[i] && sampled[i]);
-		idle_sampled += !called[i] && sampled[i];
-	}
-	assert_int_equal(idle_sampled, 9);
-	/* Room for one (19 in the links, up to 30): the called one returns, not the cheaper idle one. */
-	budget_decide(&opts, back, back_sampled, NULL, back_called, 3, &p);
-	assert_true(p.changed && !back_sampled[1] && back_sampled[2]);
 }
 
 int main(void)
@@ -138,7 +107,6 @@ int main(void)
 		cmocka_unit_test(test_duty_bounds),
 		cmocka_unit_test(test_return_with_hysteresis_unless_held),
 		cmocka_unit_test(test_return_waits_for_room),
-		cmocka_unit_test(test_idle_leave_first_return_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,10 +92,14 @@ struct func_state {
  * A batch whose functions were entered this many times holds a costly one,
  * measured enough: its window closes then (looked at every ms), since the
  * program runs many times slower while it is open. Its other functions are
- * measured again without it (CALIB_PASSES).
+ * measured again without it (CALIB_PASSES). A sampling window closes once
+ * its calls have cost what its period's share of the budget pays for (and
+ * it has seen at least as many): a function idle when it was sampled may
+ * be hot now, and a window would otherwise hold the program back for all
+ * of its 0.1 s.
  */
 #define CALIB_ENOUGH_CALLS 200
-#define CALIB_CHECK_S 0.001
+#define WINDOW_CHECK_S 0.001
 /*
  * Sampled functions that no window saw called (those the mappings' cost
  * took out of the links, thousands on libcrypto) join the windows this
@@ -132,7 +136,6 @@ struct agent_profile {
 	size_t calib_left;		/* functions still to be measured */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
-	bool *called;			/* scratch: a function's cost is calls, not only its mappings' */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
 	struct session_links *window;	/* open sampling window */
 	double window_open_t;		/* before its attach */
@@ -153,6 +156,7 @@ struct agent_profile {
 	uint64_t read_calls;		/* at the last read */
 	uint64_t tick_calls;		/* at the last refresh, plus the windows' since */
 	uint64_t window_calls0;		/* at the open window's start */
+	double window_calls_max;	/* it closes after this many, whatever its length */
 	double quiet_t;			/* no exact function was called between the last read and this */
 	double trip_span;		/* the cheap check's shortest span now */
 	struct session_totals tot;
@@ -549,12 +553,11 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 	for (size_t i = 0; i < p->n; i++) {
 		/* Linked, it also costs every process that maps its library, called or not. */
 		p->cost[i] = p->fs[i].cost_ns_per_s + install_cost__per_func(&p->inst, t->funcs[i].lib);
-		p->called[i] = p->fs[i].cost_ns_per_s > 0;
 		p->plan[i] = p->fs[i].sampled;
 		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
 						  !p->fs[i].measured);
 	}
-	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->called, p->n, &p->bplan);
+	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
 	if (!p->bplan.changed)
 		return 0;
@@ -828,6 +831,17 @@ static void calib_install(struct agent_profile *p)
 		  p->inst.base_ns[lib] / 1e3);
 }
 
+/* The calls after which the window about to open has cost what its period's share of the budget pays for. */
+static double window_calls_max(const struct agent_profile *p)
+{
+	double call_ns = p->sampled_call_ns > 0 ? p->sampled_call_ns : p->mix_trap_ns + p->prog_ns;
+	double left = p->o.budget.budget_ns_per_s - p->bplan.exact_ns_per_s;
+
+	if (p->calib == CALIB_BATCHES)
+		return CALIB_ENOUGH_CALLS;
+	return fmax(left * p->bplan.period_s / call_ns, CALIB_ENOUGH_CALLS);
+}
+
 /* A window's functions: every sampled one seen called, and the next IDLE_SLICE of the others. */
 static void window_funcs(struct agent_profile *p)
 {
@@ -866,6 +880,7 @@ static int open_window(struct agent_profile *p, double now)
 	}
 	p->window_open_t = mono_s();
 	p->window_calls0 = session__all_calls(p->s);
+	p->window_calls_max = window_calls_max(p);
 	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
 	if (!p->window) {
 		ret = -errno;
@@ -920,11 +935,8 @@ double agent_profile__windows(struct agent_profile *p, double now)
 			return now + RELINK_POLL_S;
 	}
 	if (p->window) {
-		bool enough = p->calib == CALIB_BATCHES &&
-			      session__all_calls(p->s) - p->window_calls0 >= CALIB_ENOUGH_CALLS;
-
-		if (now < p->window_end && !enough)
-			return p->calib == CALIB_BATCHES ? fmin(p->window_end, now + CALIB_CHECK_S) : p->window_end;
+		if (now < p->window_end && (double)(session__all_calls(p->s) - p->window_calls0) < p->window_calls_max)
+			return fmin(p->window_end, now + WINDOW_CHECK_S);
 		close_window(p);
 	}
 	/* Every function sampled until the first plan: no window of them all. */
@@ -1007,10 +1019,9 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->calib_todo = calloc(p->n, sizeof(*p->calib_todo));
 	p->calib_passes = calloc(p->n, sizeof(*p->calib_passes));
 	p->plan = calloc(p->n, sizeof(*p->plan));
-	p->called = calloc(p->n, sizeof(*p->called));
 	p->cost = calloc(p->n, sizeof(*p->cost));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan || !p->called ||
+	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan ||
 	    !p->cost || !p->hist)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
@@ -1171,7 +1182,6 @@ void agent_profile__free(struct agent_profile *p)
 	free(p->calib_todo);
 	free(p->calib_passes);
 	free(p->plan);
-	free(p->called);
 	free(p->cost);
 	free(p->hist);
 	install_cost__free(&p->inst);

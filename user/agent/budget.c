@@ -25,70 +25,49 @@ static double exact_cost(const double *cost, const bool *sampled, size_t n)
 	return sum;
 }
 
-/* Whether a function's cost is calls (else only what being linked costs the processes that map it). */
-static bool was_called(const bool *called, size_t i)
-{
-	return !called || called[i];
-}
-
-/*
- * Over budget: every function above the floor is sampled, then the
- * costliest until the rest fits the target, those never called before
- * those called (sampling a function nobody calls loses no count).
- */
-static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
-		 const bool *called)
+/* Over budget: sample the costliest until the rest fits the target. */
+static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled)
 {
 	double exact = exact_cost(cost, sampled, n);
 	bool changed = false;
 
 	if (exact <= o->budget_ns_per_s)
 		return false;
-	for (int pass = 0; pass < 3; pass++) {
-		for (size_t k = 0; k < n && r[k].cost > 0; k++) {
-			size_t i = r[k].i;
-
-			if (pass == 0 && r[k].cost <= o->budget_ns_per_s * BUDGET_SHED_FLOOR)
-				break;
-			if (pass > 0 && exact <= o->budget_ns_per_s * BUDGET_TARGET)
-				break;
-			if (sampled[i] || (pass == 1 && was_called(called, i)))
-				continue;
-			sampled[i] = true;
-			exact -= r[k].cost;
-			changed = true;
-		}
+	for (size_t k = 0; k < n && r[k].cost > 0; k++) {
+		if (exact <= o->budget_ns_per_s * BUDGET_TARGET && r[k].cost <= o->budget_ns_per_s * BUDGET_SHED_FLOOR)
+			break;
+		if (sampled[r[k].i])
+			continue;
+		sampled[r[k].i] = true;
+		exact -= r[k].cost;
+		changed = true;
 	}
 	return changed;
 }
 
-/* Room to spare: the cheapest sampled functions go back into the links, those called first. */
+/* Room to spare: the cheapest sampled functions go back into the links. */
 static bool restore(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
-		    const bool *held, const bool *called)
+		    const bool *held)
 {
 	double exact = exact_cost(cost, sampled, n);
 	bool changed = false;
 
 	if (exact >= o->budget_ns_per_s * BUDGET_RETURN_BELOW)
 		return false;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t k = n; k-- > 0;) {
-			size_t i = r[k].i;
-
-			if (!sampled[i] || (held && held[i]) || was_called(called, i) != (pass == 0))
-				continue;
-			if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
-				break;
-			sampled[i] = false;
-			exact += r[k].cost;
-			changed = true;
-		}
+	for (size_t k = n; k-- > 0;) {
+		if (!sampled[r[k].i] || (held && held[r[k].i]))
+			continue;
+		if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
+			break;
+		sampled[r[k].i] = false;
+		exact += r[k].cost;
+		changed = true;
 	}
 	return changed;
 }
 
-void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
-		   const bool *called, size_t n, struct budget_plan *p)
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
+		   struct budget_plan *p)
 {
 	struct ranked *r = calloc(n ?: 1, sizeof(*r));
 	double left;
@@ -98,9 +77,9 @@ void budget_decide(const struct budget_opts *o, const double *cost, bool *sample
 		for (size_t i = 0; i < n; i++)
 			r[i] = (struct ranked){ cost[i], i };
 		qsort(r, n, sizeof(*r), by_cost_desc);
-		p->changed = shed(o, r, n, cost, sampled, called);
+		p->changed = shed(o, r, n, cost, sampled);
 		if (!p->changed)
-			p->changed = restore(o, r, n, cost, sampled, held, called);
+			p->changed = restore(o, r, n, cost, sampled, held);
 		free(r);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -37,8 +37,6 @@ struct budget_plan {
  * costs at most BUDGET_TARGET of it; a sampled function returns to the
  * links only when it fits under BUDGET_RETURN and held[i] (NULL: none)
  * is false (hysteresis: relinking costs a gap, so the set does not flap).
- * called[i] (NULL: all): its cost is calls, not only what being linked
- * costs; below the costly ones, the others are sampled first and return last.
  */
 /* Half the budget stays for the sampling windows: they say what the sampled functions do. */
 #define BUDGET_TARGET 0.5
@@ -56,7 +54,7 @@ struct budget_plan {
  * tier at a time, each with a relink (bench/agent_budget.py saw four).
  */
 #define BUDGET_SHED_FLOOR 0.02
-void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
-		   const bool *called, size_t n, struct budget_plan *p);
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
+		   struct budget_plan *p);
 
 #endif /* DLPROF_AGENT_BUDGET_H */
