@@ -921,6 +921,9 @@ static int close_window(struct agent_profile *p)
 		calib_judge(p);
 	} else if (p->bplan.duty > 0) {
 		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / p->bplan.duty;
+		/* Closed by its calls, it spent its period's share: the next one waits for the period. */
+		if (t1 < p->window_end)
+			p->next_window = fmax(p->next_window, p->window_open_t + p->bplan.period_s);
 	}
 	metrics_registry__settle(p->reg);
 	return ret;
