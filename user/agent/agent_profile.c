@@ -546,9 +546,8 @@ static void install_stats(struct agent_profile *p)
  */
 static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 {
-	int ret;
-
 	const struct probe_table *t = session__table(p->s);
+	int ret;
 
 	for (size_t i = 0; i < p->n; i++) {
 		/* Linked, it also costs every process that maps its library, called or not. */
