@@ -268,6 +268,8 @@ static int loop(struct agent *a)
 			if (!a->o->no_budget && now + FAST_CHECK_S < next)
 				next = now + FAST_CHECK_S;
 		}
+		/* From now: opening a window takes ms, and its first check is due 1 ms after it. */
+		now = mono_s();
 		timeout_ms = next > now ? (int)ceil((next - now) * 1e3) : 0;
 		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
