@@ -100,6 +100,8 @@ struct func_state {
  */
 #define CALIB_ENOUGH_CALLS 200
 #define WINDOW_CHECK_S 0.001
+/* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
+#define WINDOW_CLOSE_PATIENCE_MS 5000
 /*
  * Sampled functions that no window saw called (those the mappings' cost
  * took out of the links, thousands on libcrypto) join the windows this
@@ -144,6 +146,9 @@ struct agent_profile {
 	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	double window_t0, window_end, next_window;
 	double window_close_t;		/* the end of the window being read */
+	double window_attach_s;		/* its attach took this long */
+	double window_free_t;		/* its links were freed then */
+	bool window_closing;		/* freed, not closed yet: its counts are read once they are */
 	unsigned long window_seq;	/* windows opened so far: whose start a group cell's win0 is */
 	struct budget_plan bplan;
 	struct agent_profile_stats st;
@@ -493,7 +498,8 @@ static int finish_relink(struct agent_profile *p)
 	return ret;
 }
 
-static int close_window(struct agent_profile *p);
+static void close_window_begin(struct agent_profile *p);
+static int close_window_finish(struct agent_profile *p);
 
 static void log_budget(const struct agent_profile *p)
 {
@@ -639,10 +645,14 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	int ret;
 
 	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
-	if (p->window && !final)
+	if ((p->window || p->window_closing) && !final)
 		return 0;
 	if (p->window)
-		close_window(p);
+		close_window_begin(p);
+	if (p->window_closing) {
+		session__links_wait_closed(p->s, WINDOW_CLOSE_PATIENCE_MS);
+		close_window_finish(p);
+	}
 	/* Over the whole interval: a burst the check let pass is judged by what it cost in it. */
 	ret = read_costs(p, now, p->last_read);
 	if (ret)
@@ -682,7 +692,7 @@ int agent_profile__react(struct agent_profile *p, double now)
 {
 	int ret;
 
-	if (p->window || p->calib != CALIB_OFF)
+	if (p->window || p->window_closing || p->calib != CALIB_OFF)
 		return 0;
 	/*
 	 * No function was entered between the last read and quiet_t (the check
@@ -702,7 +712,7 @@ int agent_profile__react(struct agent_profile *p, double now)
 
 bool agent_profile__plan_due(const struct agent_profile *p)
 {
-	return p->calib == CALIB_PLAN_DUE && !p->window;
+	return p->calib == CALIB_PLAN_DUE && !p->window && !p->window_closing;
 }
 
 bool agent_profile__over_budget(struct agent_profile *p, double now)
@@ -710,7 +720,7 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	double limit;
 	uint64_t all;
 
-	if (!p->o.budget_on || p->calib != CALIB_OFF || p->window)
+	if (!p->o.budget_on || p->calib != CALIB_OFF || p->window || p->window_closing)
 		return false;
 	all = session__all_calls(p->s);
 	if (all == p->read_calls)
@@ -722,23 +732,13 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	return (double)(all - p->fast_calls) > limit * fmax(now - p->fast_t, p->trip_span);
 }
 
+/* At a window's start (before its attach), or its end (once its links are closed, at now: the middle of their close). */
 static int read_window_totals(struct agent_profile *p, bool start, double now)
 {
-	double seen = 0, top = 0, span = now - p->window_t0, call_ns = 0;
+	double seen = 0, top = 0, span = now - p->window_t0, call_ns = start ? 0 : p->sampled_call_ns;
 	const char *top_name = "-";
 	int ret;
 
-	if (!start) {
-		/* All the window's calls first (one batch read): what a call cost in it. */
-		ret = session__read_calls(p->s, p->calls);
-		if (ret)
-			return ret;
-		for (size_t i = 0; i < p->n; i++)
-			if (p->in_window[i])
-				seen += (double)p->calls[i] - p->fs[i].win0.calls;
-		measure_window_cost(p, now, seen);
-		call_ns = p->sampled_call_ns;
-	}
 	/* The containers' sampled series, before the functions' coverage moves on. */
 	p->window_close_t = now;
 	ret = for_rows(p, p->in_window, start ? window_open_row : window_close_row);
@@ -760,6 +760,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		}
 		if (span <= 0)
 			continue;
+		seen += v.calls - fs->win0.calls;
 		if (v.calls - fs->win0.calls > top) {
 			top = v.calls - fs->win0.calls;
 			top_name = f.func;
@@ -877,6 +878,17 @@ static int open_window(struct agent_profile *p, double now)
 	} else {
 		window_funcs(p);
 	}
+	/*
+	 * Where the window's functions stand, read before their probes go in:
+	 * sampled, they are in no link, so nothing counts them meanwhile, and
+	 * a hot one does not fire through the ms these reads take.
+	 */
+	p->window_seq++;
+	ret = read_window_totals(p, true, mono_s());
+	if (ret) {
+		p->next_window = now + (p->calib == CALIB_BATCHES ? CALIB_WINDOW_S / CALIB_DUTY : p->bplan.period_s);
+		return ret;
+	}
 	p->window_open_t = mono_s();
 	p->window_calls0 = session__all_calls(p->s);
 	p->window_calls_max = window_calls_max(p);
@@ -890,31 +902,59 @@ static int open_window(struct agent_profile *p, double now)
 			calib_judge(p);
 		return ret;
 	}
+	/*
+	 * The attach writes the breakpoints one function after the other, in
+	 * their order, into every process that maps the library (6-7 ms for 128
+	 * while openssl runs, 0.7 ms with nobody mapping it), and a function's
+	 * calls count from its own; the close takes them out in the same order.
+	 * The window counts from the middle of its attach to the middle of its
+	 * close, which is taken to last as long.
+	 */
+	p->window_attach_s = mono_s() - p->window_open_t;
+	p->window_t0 = p->window_open_t + p->window_attach_s / 2;
 	if (p->calib == CALIB_BATCHES)
 		calib_install(p);
-	p->window_t0 = mono_s();
 	p->window_sys0 = kernel_cpu_s();
-	p->window_seq++;
-	ret = read_window_totals(p, true, p->window_t0);
-	p->window_end = p->window_t0 + len;
+	p->window_end = mono_s() + len;
 	p->next_window = p->window_t0 + p->bplan.period_s;
-	return ret;
+	return 0;
 }
 
-static int close_window(struct agent_profile *p)
+/*
+ * The window's links go at once, on a thread; its counts are read once they
+ * have closed (close_window_finish), so that a hot function does not fire
+ * through the ms that reading takes, and every call its probes saw is in.
+ */
+static void close_window_begin(struct agent_profile *p)
 {
-	double t1 = mono_s();
-	int ret = read_window_totals(p, false, t1);
+	double t1 = mono_s(), seen = 0;
 
+	/* What a call cost in it, from the kernel time until now (one batch read). */
+	if (!session__read_calls(p->s, p->calls)) {
+		for (size_t i = 0; i < p->n; i++)
+			if (p->in_window[i])
+				seen += (double)p->calls[i] - p->fs[i].win0.calls;
+		measure_window_cost(p, t1, seen);
+	}
 	session__links_free(p->s, p->window);
 	p->window = NULL;
+	p->window_closing = true;
+	p->window_free_t = t1;
+}
+
+static int close_window_finish(struct agent_profile *p)
+{
+	int ret = read_window_totals(p, false, p->window_free_t + p->window_attach_s / 2);
+	double t1 = p->window_free_t;
+
+	p->window_closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
 	p->fast_t = mono_s();
 	p->fast_calls = session__all_calls(p->s);
 	p->tick_calls += p->fast_calls - p->window_calls0;
 	p->st.windows++;
-	p->st.window_s_total += t1 - p->window_t0;
-	/* The probes are in from before the attach returns until the detach does: the duty counts all of it. */
+	p->st.window_s_total += t1 - p->window_open_t;
+	/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
 	if (p->calib == CALIB_BATCHES) {
 		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / CALIB_DUTY;
 		calib_judge(p);
@@ -939,14 +979,20 @@ double agent_profile__windows(struct agent_profile *p, double now)
 	if (p->window) {
 		if (now < p->window_end && (double)(session__all_calls(p->s) - p->window_calls0) < p->window_calls_max)
 			return fmin(p->window_end, now + WINDOW_CHECK_S);
-		close_window(p);
+		close_window_begin(p);
+	}
+	if (p->window_closing) {
+		if (!session__links_closed(p->s))
+			return mono_s() + WINDOW_CHECK_S;
+		close_window_finish(p);
 	}
 	/* Every function sampled until the first plan: no window of them all. */
 	if (!p->bplan.nr_sampled || p->calib == CALIB_PLAN_DUE)
 		return INFINITY;
 	if (now >= p->next_window) {
 		open_window(p, now);
-		return p->window ? p->window_end : p->next_window;
+		/* Its calls may close it sooner than its end: they are looked at from the first ms. */
+		return p->window ? fmin(p->window_end, mono_s() + WINDOW_CHECK_S) : p->next_window;
 	}
 	return p->next_window;
 }

@@ -1250,6 +1250,20 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 	return l;
 }
 
+bool session__links_closed(struct session *s)
+{
+	reap_closing(s);
+	return !s->nr_closing;
+}
+
+bool session__links_wait_closed(struct session *s, int patience_ms)
+{
+	bool all = wait_all(s->closing, s->nr_closing, patience_ms);
+
+	s->nr_closing = 0;
+	return all;
+}
+
 void session__links_free(struct session *s, struct session_links *l)
 {
 	if (!l)

@@ -247,5 +247,12 @@ struct session_links;
 struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz);
 /* Closes them on a thread (the kernel's grace period does not hold the caller); NULL-safe. */
 void session__links_free(struct session *s, struct session_links *l);
+/*
+ * Whether the links freed so far are closed: their probes out, the
+ * programs that ran in them done, so the counts read from now on are all
+ * their calls. The wait gives up after patience_ms (false then).
+ */
+bool session__links_closed(struct session *s);
+bool session__links_wait_closed(struct session *s, int patience_ms);
 
 #endif /* DLPROF_PROBE_SESSION_H */
