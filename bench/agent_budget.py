@@ -167,6 +167,19 @@ def rates_during(port, seconds):
     return rates, digests / seconds, bps, len(inside), (s1 - s0) / (u1 - u0 + s1 - s0)
 
 
+def two_builds(doc, rounds):
+    """The A/B benches' options: (args, the two builds' binaries by name, the order of each round's turns)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--baseline", required=True, help="the other build's directory")
+    ap.add_argument("--rounds", type=int, default=rounds)
+    a = ap.parse_args()
+    builds = {"build": os.path.join(a.build, "user", "dlprof-bpf"),
+              "baseline": os.path.join(a.baseline, "user", "dlprof-bpf")}
+    turns = [("build", "baseline") if r % 2 == 0 else ("baseline", "build") for r in range(a.rounds)]
+    return a, builds, turns
+
+
 def start_agent(dlprof, lib, port, max_overhead):
     args = [dlprof, "agent", "--lib", lib, "--listen", f"127.0.0.1:{port}"]
     if max_overhead:

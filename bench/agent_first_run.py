@@ -13,7 +13,6 @@ and second runs, and the unprobed runs': the kernel time is the probes'
 traps and the breakpoints written into openssl's pages, which the VM's
 changing speed barely moves (docs/agent.md, "What it costs").
 """
-import argparse
 import os
 import re
 import resource
@@ -23,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_budget import free_port, libcrypto, speed_cmd, start_agent  # noqa: E402
+from agent_budget import free_port, libcrypto, speed_cmd, start_agent, two_builds  # noqa: E402
 
 
 def run(seconds=2):
@@ -36,17 +35,11 @@ def run(seconds=2):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--baseline", required=True, help="the other build's directory")
-    ap.add_argument("--rounds", type=int, default=4)
-    a = ap.parse_args()
-    builds = {"build": os.path.join(a.build, "user", "dlprof-bpf"),
-              "baseline": os.path.join(a.baseline, "user", "dlprof-bpf")}
+    _, builds, turns = two_builds(__doc__, 4)
     lib = libcrypto()
     res = {"unprobed": [], "build first": [], "build second": [], "baseline first": [], "baseline second": []}
-    for r in range(a.rounds):
-        for name in (("build", "baseline") if r % 2 == 0 else ("baseline", "build")):
+    for turn in turns:
+        for name in turn:
             res["unprobed"].append(run())
             ag = start_agent(builds[name], lib, free_port(), None)
             time.sleep(1)
