@@ -1188,12 +1188,23 @@ int session__relink_begin(struct session *s, const bool *on, char *err, size_t e
 	return 0;
 }
 
-bool session__relink_ready(struct session *s)
+bool session__links_closed(struct session *s)
 {
-	if (!s->relinking)
-		return false;
 	reap_closing(s);
 	return !s->nr_closing;
+}
+
+bool session__links_wait_closed(struct session *s, int patience_ms)
+{
+	bool all = wait_all(s->closing, s->nr_closing, patience_ms);
+
+	s->nr_closing = 0;
+	return all;
+}
+
+bool session__relink_ready(struct session *s)
+{
+	return s->relinking && session__links_closed(s);
 }
 
 int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t err_sz)
@@ -1204,10 +1215,9 @@ int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t 
 	if (!s->relinking)
 		return 0;
 	s->relink_err = 0;
-	if (!wait_all(s->closing, s->nr_closing, RELINK_PATIENCE_MS))
+	if (!session__links_wait_closed(s, RELINK_PATIENCE_MS))
 		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
-	s->nr_closing = 0;
 	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
 	if (!ret && s->discovery)
 		ret = lib_copies__relink(copy_discovery__copies(s->discovery));
@@ -1248,20 +1258,6 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 		return NULL;
 	}
 	return l;
-}
-
-bool session__links_closed(struct session *s)
-{
-	reap_closing(s);
-	return !s->nr_closing;
-}
-
-bool session__links_wait_closed(struct session *s, int patience_ms)
-{
-	bool all = wait_all(s->closing, s->nr_closing, patience_ms);
-
-	s->nr_closing = 0;
-	return all;
 }
 
 void session__links_free(struct session *s, struct session_links *l)
