@@ -167,6 +167,18 @@ def rates_during(port, seconds):
     return rates, digests / seconds, bps, len(inside), (s1 - s0) / (u1 - u0 + s1 - s0)
 
 
+def hot_start(dlprof, lib, port, max_overhead, seconds):
+    """openssl speed for seconds, already running when the agent starts (its cold start then measures
+    every function while openssl runs): (openssl's speed() tuple, the agent, still running)."""
+    res = []
+    runner = threading.Thread(target=lambda: res.append(speed(seconds)))
+    runner.start()
+    time.sleep(0.3)
+    agent = start_agent(dlprof, lib, port, max_overhead)
+    runner.join()
+    return res[0], agent
+
+
 def two_builds(doc, rounds):
     """The A/B benches' options: (args, the two builds' binaries by name, the order of each round's turns)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -220,12 +232,7 @@ def main():
 
     hot_len = a.seconds + 2
     hot_base = speed(hot_len)
-    hot = []
-    runner = threading.Thread(target=lambda: hot.append(speed(hot_len)))
-    runner.start()
-    time.sleep(0.3)
-    agent = start_agent(dlprof, lib, port, a.max_overhead)
-    runner.join()
+    hot, agent = hot_start(dlprof, lib, port, a.max_overhead, hot_len)
     try:
         cold_run = speed(a.seconds)
         under_runs = [speed(a.seconds) for _ in range(a.runs)]
@@ -267,13 +274,13 @@ def main():
         "baseline_bytes_per_cpu_s": round(base_cpu), "agent_bytes_per_cpu_s": round(under_cpu),
         "cpu_throughput_loss": round(1 - under_cpu / base_cpu, 4),
         "cold_cpu_loss": round(1 - cold_run[2] / base_cpu, 4),
-        "hot_start_loss": round(1 - hot[0][1] / hot_base[1], 4),
-        "hot_start_cpu_loss": round(1 - hot[0][2] / hot_base[2], 4),
+        "hot_start_loss": round(1 - hot[1] / hot_base[1], 4),
+        "hot_start_cpu_loss": round(1 - hot[2] / hot_base[2], 4),
         # What the probes took of openssl's own CPU, less what the kernel takes unprobed: the VM's speed cancels out.
         "kernel_share_unprobed": round(base_ks, 4),
         "probe_share_cold": round(cold_run[3] - base_ks, 4),
         "probe_share_agent": round(statistics.median(r[3] for r in under_runs) - base_ks, 4),
-        "probe_share_hot_start": round(hot[0][3] - hot_base[3], 4),
+        "probe_share_hot_start": round(hot[3] - hot_base[3], 4),
         "probe_share_long_run": round(long_ks - base_ks, 4),
         "base_spread": round((max(base) - min(base)) / b, 4),
         "long_run_loss": round(1 - long_bps / b, 4),

@@ -14,29 +14,12 @@ cancels out, docs/agent.md, "What it costs") and its MB/s.
 """
 import os
 import statistics
-import subprocess
 import sys
-import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_budget import free_port, libcrypto, speed, two_builds  # noqa: E402
+from agent_budget import free_port, hot_start, libcrypto, speed, two_builds  # noqa: E402
 
 SECONDS = 4
-
-
-def hot_start(dlprof, lib):
-    """openssl speed under a hot start: (bytes/s, kernel share of its CPU)."""
-    res = []
-    runner = threading.Thread(target=lambda: res.append(speed(SECONDS)))
-    runner.start()
-    time.sleep(0.3)
-    agent = subprocess.Popen([dlprof, "agent", "--lib", lib, "--listen", f"127.0.0.1:{free_port()}"],
-                             stderr=subprocess.PIPE, text=True)
-    runner.join()
-    agent.terminate()
-    agent.communicate(timeout=120)
-    return res[0][1], res[0][3]
 
 
 def main():
@@ -48,7 +31,9 @@ def main():
         _, base_bps, _, base_ks = speed(SECONDS)
         mbs["unprobed"].append(base_bps / 1e6)
         for name in turn:
-            bps, ks = hot_start(builds[name], lib)
+            (_, bps, _, ks), agent = hot_start(builds[name], lib, free_port(), None, SECONDS)
+            agent.terminate()
+            agent.communicate(timeout=120)
             share[name].append(ks - base_ks)
             mbs[name].append(bps / 1e6)
     for name in ("build", "baseline"):
