@@ -92,6 +92,26 @@ def names(dom):
 
 
 @modes("session")
+def test_interval_rates_with_a_big_library():
+    """Each interval's calls over its interval_s is the rate the workload keeps: 10 ms spins, 100 a
+    second. With libcrypto's 5,000 functions beside, the first read takes 0.1-0.4 s after its counts;
+    an interval stamped after that read had showed the second one at twice the rate."""
+    spin_ms, spins = 10, 300
+    args = base_args(["-i", "0.5", "--lib", LIB, "--lib", "libcrypto.so.3",
+                      "--", DRIVER, "spin", str(spin_ms), str(spins)])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"rc {p.returncode}: {p.stderr}")
+    intervals = [d for d in map(json.loads, p.stdout.splitlines()) if "interval" in d]
+    check(len(intervals) >= 4, f"{len(intervals)} intervals for a {spin_ms * spins} ms run with -i 0.5")
+    for d in intervals:
+        f = next((x for x in d["functions"] if x["name"] == "dlt_spin_ms"), None)
+        rate = f["interval"]["calls"] / d["interval_s"] if f else 0
+        # 50 calls an interval: one call more or less is 2%.
+        check(abs(rate * spin_ms / 1000 - 1) <= 0.06, f"interval {d['interval']}: {rate:.1f} calls/s over "
+              f"{d['interval_s']:.3f} s, the workload makes {1000 / spin_ms:.0f}")
+
+
+@modes("session")
 def test_interval_json_lines():
     args = base_args(["-i", "0.25", "--lib", LIB, "--func", "dlt_*", "--", DRIVER, "sleep", str(SLEEP_MS), str(SLEEPS)])
     p = subprocess.run(args, capture_output=True, text=True, timeout=120)

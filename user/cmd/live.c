@@ -57,6 +57,7 @@ struct live {
 	struct interval_func *ivl;
 	unsigned int seq;
 	double start_s, last_tick_s;
+	double read_s;			/* the last read of the aggregates began then */
 	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
 };
 
@@ -237,7 +238,7 @@ static int tick_deltas(struct live *l)
 	swap = l->prev_hists;
 	l->prev_hists = l->hists;
 	l->hists = swap;
-	h = (struct interval_head){ .seq = ++l->seq, .t_s = now_s() - l->start_s };
+	h = (struct interval_head){ .seq = ++l->seq, .t_s = l->read_s - l->start_s };
 	h.interval_s = h.t_s - l->last_tick_s;
 	l->last_tick_s = h.t_s;
 	if (l->view) {
@@ -253,6 +254,14 @@ static int print_report(struct live *l, bool final)
 	struct session_totals tot;
 	int err;
 
+	/*
+	 * An interval spans from read to read: the counts are taken first, and
+	 * the rest of the read, the histograms, the names and the output take
+	 * their time (0.1-0.4 s the first time on 5,000 functions). Stamped
+	 * after them, an interval's calls were divided by a span that was not
+	 * theirs (twice the rate in the second interval).
+	 */
+	l->read_s = now_s();
 	err = session__read(l->session, final, l->funcs, &tot);
 	if (!err) {
 		fill_report(l, &tot);
