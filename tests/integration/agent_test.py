@@ -368,6 +368,39 @@ def test_agent_cold_start_hot_workload():
         hot.wait()
 
 
+@modes("session")
+def test_agent_scans_find_functions_hot_later():
+    """The agent starts before the workload, as on a node: most of libcrypto's idle functions stay
+    sampled (linked, each would cost every process that maps the library), and those that openssl
+    then makes hot are found by scans of their own, not only in the windows of the first hot ones
+    found (which come every 15-50 s: a hot function could wait up to 30 minutes for its turn)."""
+    hottest = ["OPENSSL_cleanse", "CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_free", "EVP_MD_CTX_set_flags",
+               "EVP_MD_free", "ENGINE_finish", "EVP_Digest", "EVP_DigestInit_ex", "EVP_MD_CTX_free"]
+    # 1,159 functions: the calls per digest of openssl speed sha256, and 9 slices of idle ones to scan.
+    with Agent(["--lib", "libcrypto.so.3", "--func", "EVP_*,CRYPTO_*,OPENSSL_*,ENGINE_*", "-v"]) as a:
+        a.wait_health()
+        sampled0 = samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}', 0)
+        run = subprocess.Popen(["openssl", "speed", "-seconds", "60", "-bytes", "64", "sha256"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        named, t0 = {}, time.time()
+        try:
+            while time.time() < t0 + 45 and len(named) < len(hottest):
+                text = a.metrics()
+                for fn in hottest:
+                    if fn not in named and calls(text, fn) + calls(text, fn, sampled=True) > 0:
+                        named[fn] = round(time.time() - t0, 1)
+                time.sleep(0.2)
+        finally:
+            run.kill()
+            run.wait()
+        print(f"{sampled0:.0f} idle functions sampled at start; named after (s): {named}")
+        check(sampled0 > 128, f"{sampled0} functions sampled at start: no scan to test")
+        check(len(named) == len(hottest), f"in 45 s the agent named {sorted(named)}, not {sorted(set(hottest) - set(named))}")
+        scans = samples(text, "dlprof_agent_scan_windows_total").get("", 0)
+        check(scans > 0 and "scan=true" in a.text(), f"{scans} scans: {a.text()[-2000:]}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 def agent_error(args, env=None):
     p = subprocess.run([DLPROF, "agent"] + args, capture_output=True, text=True, timeout=60, env=env)
     lines = p.stderr.strip().splitlines()

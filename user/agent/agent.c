@@ -26,12 +26,6 @@
 #define WINDOW_S 0.1
 #define MIN_DUTY 0.002
 #define MAX_DUTY 0.2
-/*
- * How often the probes' entries are counted between reads, to react before
- * the next refresh: a hot start spends a CPU in the probes meanwhile. One
- * map lookup a check (about 0.1% of a CPU at this rate).
- */
-#define FAST_CHECK_S 0.005
 /* Without probes (a reload failed, the target went away), the agent tries again this often. */
 #define RETRY_S 10.0
 
@@ -179,6 +173,11 @@ static void tick(struct agent *a, bool final)
 
 	if (a->prof) {
 		ret = agent_profile__tick(a->prof, mono_s(), final);
+		/* A window or scan is open (0.1 s at most): the refresh follows its close, not a whole interval later. */
+		if (ret == -EAGAIN) {
+			a->next_tick = mono_s() + agent_profile__check_s(a->prof);
+			return;
+		}
 		if (ret) {
 			a->self.errors++;
 			agent_log("error", "what=read msg=\"%s\"", strerror(-ret));
@@ -265,8 +264,8 @@ static int loop(struct agent *a)
 
 			if (w < next)
 				next = w;
-			if (!a->o->no_budget && now + FAST_CHECK_S < next)
-				next = now + FAST_CHECK_S;
+			if (!a->o->no_budget && now + agent_profile__check_s(a->prof) < next)
+				next = now + agent_profile__check_s(a->prof);
 		}
 		/* From now: opening a window takes ms, and its first check is due 1 ms after it. */
 		now = mono_s();

@@ -48,6 +48,18 @@
 #define TRIP_MIN_SPAN_S 0.025
 #define TRIP_MAX_SPAN_S 1.0
 /*
+ * How often the probes' entries are counted between reads, to react before
+ * the next refresh: a hot start spends a CPU in the probes meanwhile. One
+ * map lookup a check, and a wakeup: on a VM each costs 50-100 us of CPU, so
+ * at the shortest span 200 of them a second were 1-2% of a CPU, more than
+ * the default budget. While nothing is entered the span doubles, up to the
+ * longest; any entry brings it back to the shortest. A burst after a quiet
+ * spell is then seen at most the longest span late, a few ms of probes
+ * against the second's allowance the check waits for anyway.
+ */
+#define FAST_CHECK_MIN_S 0.005
+#define FAST_CHECK_MAX_S 0.04
+/*
  * The kernel's part of a probed call (trap, return trampoline) when the
  * session's calibration could not measure it (not x86-64): what empty
  * programs cost on the project's Intel VMs (docs/agent.md). Calibration
@@ -100,16 +112,30 @@ struct func_state {
  */
 #define CALIB_ENOUGH_CALLS 200
 #define WINDOW_CHECK_S 0.001
+/*
+ * Until an entry shows in it, a window is looked at less and less often,
+ * twice as long each time: a scan of idle functions would otherwise wake
+ * the agent 100 times (a wakeup costs 50-100 us of CPU on a VM, the whole
+ * scan's cost). Its closing links are asked about this often.
+ */
+#define WINDOW_CHECK_MAX_S 0.032
+#define WINDOW_CLOSE_POLL_S 0.004
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
 #define WINDOW_CLOSE_PATIENCE_MS 5000
 /*
  * Sampled functions that no window saw called (those the mappings' cost
- * took out of the links, thousands on libcrypto) join the windows this
- * many at a time, in turn: attaching them all in every window writes each
- * breakpoint into every process that maps the library, and the windows'
- * duty counts that time.
+ * took out of the links, thousands on libcrypto) are scanned this many at
+ * a time, in turn, in windows of their own: attaching them all at once
+ * writes each breakpoint into every process that maps the library. A scan
+ * that holds none called costs only its attach and close, so scans do not
+ * wait for the sampling windows, whose period the hot functions' cost sets
+ * (15-50 s on openssl's: riding along with them, a function that became
+ * hot took 36 windows, up to 30 minutes, to be seen on libcrypto). They
+ * come as often as the windows do while nothing sampled is called, and
+ * their attach and close take at most this share of the budget.
  */
 #define IDLE_SLICE 128
+#define SCAN_BUDGET_SHARE 0.5
 
 enum calib_state {
 	CALIB_OFF,			/* no budget, or the plan after the batches is made */
@@ -134,7 +160,7 @@ struct agent_profile {
 	bool *calib_todo;		/* still to be measured in a batch */
 	unsigned char *calib_passes;	/* batches each function was in */
 	size_t calib_next;		/* where the next batch starts looking */
-	size_t idle_next;		/* where the next window's slice of idle sampled functions starts */
+	size_t idle_next;		/* where the next scan's slice of idle sampled functions starts */
 	size_t calib_left;		/* functions still to be measured */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
@@ -145,6 +171,9 @@ struct agent_profile {
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
 	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	double window_t0, window_end, next_window;
+	bool window_scan;		/* the open (or closing) window is a scan */
+	double window_cpu0;		/* the agent's CPU time when it began to open */
+	double next_scan;
 	double window_close_t;		/* the end of the window being read */
 	double window_attach_s;		/* its attach took this long */
 	double window_free_t;		/* its links were freed then */
@@ -162,8 +191,11 @@ struct agent_profile {
 	uint64_t tick_calls;		/* at the last refresh, plus the windows' since */
 	uint64_t window_calls0;		/* at the open window's start */
 	double window_calls_max;	/* it closes after this many, whatever its length */
+	double window_check_s;		/* its next look after this long */
 	double quiet_t;			/* no exact function was called between the last read and this */
 	double trip_span;		/* the cheap check's shortest span now */
+	double check_s;			/* until the next cheap check */
+	uint64_t check_calls;		/* ... the entries at the last one */
 	struct session_totals tot;
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
 	bool relinking;			/* a relink begun: its old links still closing */
@@ -174,12 +206,23 @@ struct agent_profile {
 	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
 };
 
-static double mono_s(void)
+static double clock_s(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double mono_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* The agent's CPU time, all its threads (the windows' closes run on their own). */
+static double process_cpu_s(void)
+{
+	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /*
@@ -644,9 +687,9 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	bool changed = false;
 	int ret;
 
-	/* A window's reads and the exact ones must not interleave: the next tick, or the flush closes it. */
+	/* A window's reads and the exact ones must not interleave: the refresh waits for its close, the flush closes it. */
 	if ((p->window || p->window_closing) && !final)
-		return 0;
+		return -EAGAIN;
 	if (p->window)
 		close_window_begin(p);
 	if (p->window_closing) {
@@ -710,6 +753,11 @@ int agent_profile__react(struct agent_profile *p, double now)
 	return ret;
 }
 
+double agent_profile__check_s(const struct agent_profile *p)
+{
+	return p->check_s;
+}
+
 bool agent_profile__plan_due(const struct agent_profile *p)
 {
 	return p->calib == CALIB_PLAN_DUE && !p->window && !p->window_closing;
@@ -723,6 +771,8 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	if (!p->o.budget_on || p->calib != CALIB_OFF || p->window || p->window_closing)
 		return false;
 	all = session__all_calls(p->s);
+	p->check_s = all == p->check_calls ? fmin(p->check_s * 2, FAST_CHECK_MAX_S) : FAST_CHECK_MIN_S;
+	p->check_calls = all;
 	if (all == p->read_calls)
 		p->quiet_t = now;
 	/* In entries: the budget over what one probed call of the links' mix costs. */
@@ -774,7 +824,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 	if (!start && p->o.verbose)
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f%s",
 			  p->window_funcs, span * 1e3, seen, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
-			  p->calib == CALIB_BATCHES ? " calibration=true" : "");
+			  p->calib == CALIB_BATCHES ? " calibration=true" : p->window_scan ? " scan=true" : "");
 	return 0;
 }
 
@@ -837,46 +887,75 @@ static double window_calls_max(const struct agent_profile *p)
 	double call_ns = p->sampled_call_ns > 0 ? p->sampled_call_ns : p->mix_trap_ns + p->prog_ns;
 	double left = p->o.budget.budget_ns_per_s - p->bplan.exact_ns_per_s;
 
-	if (p->calib == CALIB_BATCHES)
+	if (p->calib == CALIB_BATCHES || p->window_scan)
 		return CALIB_ENOUGH_CALLS;
 	return fmax(left * p->bplan.period_s / call_ns, CALIB_ENOUGH_CALLS);
 }
 
-/* A window's functions: every sampled one seen called, and the next IDLE_SLICE of the others. */
+/* A sampling window's functions: every sampled one seen called. */
 static void window_funcs(struct agent_profile *p)
 {
-	size_t from = p->idle_next, idle = 0;
-
 	for (size_t i = 0; i < p->n; i++) {
 		p->in_window[i] = p->fs[i].sampled && p->fs[i].cost_ns_per_s > 0;
 		p->window_funcs += p->in_window[i];
 	}
-	for (size_t k = 0; k < p->n && idle < IDLE_SLICE; k++) {
+}
+
+/* A scan's: the next IDLE_SLICE of the sampled functions no window has seen called, in turn. */
+static void scan_funcs(struct agent_profile *p)
+{
+	size_t from = p->idle_next;
+
+	for (size_t k = 0; k < p->n && p->window_funcs < IDLE_SLICE; k++) {
 		size_t i = (from + k) % p->n;
 
-		if (!p->fs[i].sampled || p->in_window[i])
+		if (!p->fs[i].sampled || p->fs[i].cost_ns_per_s > 0)
 			continue;
 		p->in_window[i] = true;
 		p->window_funcs++;
-		idle++;
 		p->idle_next = (i + 1) % p->n;
 	}
 }
 
-static int open_window(struct agent_profile *p, double now)
+/* While nothing sampled is called, sampling windows came this often: scans do. */
+static double scan_period_min(const struct agent_profile *p)
+{
+	return p->o.budget.window_s / p->o.budget.max_duty;
+}
+
+/* A window that did not open: the next try of its kind. */
+static void window_later(struct agent_profile *p, double now)
+{
+	if (p->calib == CALIB_BATCHES)
+		p->next_window = now + CALIB_WINDOW_S / CALIB_DUTY;
+	else if (p->window_scan)
+		p->next_scan = now + scan_period_min(p);
+	else
+		p->next_window = now + p->bplan.period_s;
+}
+
+static int open_window(struct agent_profile *p, double now, bool scan)
 {
 	double len = p->o.budget.window_s;
 	char err[256];
 	int ret;
 
+	p->window_cpu0 = process_cpu_s();
 	p->window_funcs = 0;
 	for (size_t i = 0; i < p->n; i++)
 		p->in_window[i] = false;
+	p->window_scan = scan && p->calib != CALIB_BATCHES;
 	if (p->calib == CALIB_BATCHES) {
 		calib_batch(p);
 		len = CALIB_WINDOW_S;
+	} else if (p->window_scan) {
+		scan_funcs(p);
 	} else {
 		window_funcs(p);
+	}
+	if (!p->window_funcs) {
+		window_later(p, now);
+		return 0;
 	}
 	/*
 	 * Where the window's functions stand, read before their probes go in:
@@ -886,17 +965,18 @@ static int open_window(struct agent_profile *p, double now)
 	p->window_seq++;
 	ret = read_window_totals(p, true, mono_s());
 	if (ret) {
-		p->next_window = now + (p->calib == CALIB_BATCHES ? CALIB_WINDOW_S / CALIB_DUTY : p->bplan.period_s);
+		window_later(p, now);
 		return ret;
 	}
 	p->window_open_t = mono_s();
 	p->window_calls0 = session__all_calls(p->s);
 	p->window_calls_max = window_calls_max(p);
+	p->window_check_s = WINDOW_CHECK_S;
 	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
 	if (!p->window) {
 		ret = -errno;
 		agent_log("error", "what=window msg=\"%s\"", err);
-		p->next_window = now + (p->calib == CALIB_BATCHES ? CALIB_WINDOW_S / CALIB_DUTY : p->bplan.period_s);
+		window_later(p, now);
 		/* A batch that cannot be attached is not measured: its functions are judged idle. */
 		if (p->calib == CALIB_BATCHES)
 			calib_judge(p);
@@ -916,7 +996,8 @@ static int open_window(struct agent_profile *p, double now)
 		calib_install(p);
 	p->window_sys0 = kernel_cpu_s();
 	p->window_end = mono_s() + len;
-	p->next_window = p->window_t0 + p->bplan.period_s;
+	if (!p->window_scan)
+		p->next_window = p->window_t0 + p->bplan.period_s;
 	return 0;
 }
 
@@ -929,8 +1010,12 @@ static void close_window_begin(struct agent_profile *p)
 {
 	double t1 = mono_s(), seen = 0;
 
-	/* What a call cost in it, from the kernel time until now (one batch read). */
-	if (!session__read_calls(p->s, p->calls)) {
+	/*
+	 * What a call cost in it, from the kernel time until now (one batch
+	 * read). Not in a scan: a few calls, and the next window's baseline
+	 * would be shorter than a scan's period.
+	 */
+	if (!p->window_scan && !session__read_calls(p->s, p->calls)) {
 		for (size_t i = 0; i < p->n; i++)
 			if (p->in_window[i])
 				seen += (double)p->calls[i] - p->fs[i].win0.calls;
@@ -952,6 +1037,21 @@ static int close_window_finish(struct agent_profile *p)
 	p->fast_t = mono_s();
 	p->fast_calls = session__all_calls(p->s);
 	p->tick_calls += p->fast_calls - p->window_calls0;
+	if (p->window_scan) {
+		/*
+		 * The agent's CPU time in it (its reads, attach and close: 1-6 ms
+		 * for 128 functions), against the scans' share of the budget. Not
+		 * the close's wall time: 20-30 ms, mostly the kernel's grace period.
+		 */
+		double busy = process_cpu_s() - p->window_cpu0;
+
+		p->st.scans++;
+		p->st.scan_s_total += t1 - p->window_open_t;
+		p->next_scan = p->window_open_t +
+			       fmax(scan_period_min(p), busy * 1e9 / (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
+		metrics_registry__settle(p->reg);
+		return ret;
+	}
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_open_t;
 	/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
@@ -977,24 +1077,30 @@ double agent_profile__windows(struct agent_profile *p, double now)
 			return now + RELINK_POLL_S;
 	}
 	if (p->window) {
-		if (now < p->window_end && (double)(session__all_calls(p->s) - p->window_calls0) < p->window_calls_max)
-			return fmin(p->window_end, now + WINDOW_CHECK_S);
+		uint64_t seen = session__all_calls(p->s) - p->window_calls0;
+
+		if (now < p->window_end && (double)seen < p->window_calls_max) {
+			p->window_check_s = seen ? WINDOW_CHECK_S : fmin(p->window_check_s * 2, WINDOW_CHECK_MAX_S);
+			return fmin(p->window_end, now + p->window_check_s);
+		}
 		close_window_begin(p);
 	}
 	if (p->window_closing) {
 		if (!session__links_closed(p->s))
-			return mono_s() + WINDOW_CHECK_S;
+			return mono_s() + WINDOW_CLOSE_POLL_S;
 		close_window_finish(p);
 	}
 	/* Every function sampled until the first plan: no window of them all. */
 	if (!p->bplan.nr_sampled || p->calib == CALIB_PLAN_DUE)
 		return INFINITY;
-	if (now >= p->next_window) {
-		open_window(p, now);
-		/* Its calls may close it sooner than its end: they are looked at from the first ms. */
-		return p->window ? fmin(p->window_end, mono_s() + WINDOW_CHECK_S) : p->next_window;
-	}
-	return p->next_window;
+	if (now >= p->next_window)
+		open_window(p, now, false);
+	if (!p->window && p->calib != CALIB_BATCHES && now >= p->next_scan)
+		open_window(p, now, true);
+	/* Its calls may close it sooner than its end: they are looked at from the first ms. */
+	if (p->window)
+		return fmin(p->window_end, mono_s() + WINDOW_CHECK_S);
+	return p->calib == CALIB_BATCHES ? p->next_window : fmin(p->next_window, p->next_scan);
 }
 
 void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st)
@@ -1182,6 +1288,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	set_trap_costs(p);
 	p->last_tick = p->last_read = p->fast_t = p->quiet_t = p->last_sys_t = mono_s();
 	p->trip_span = TRIP_MIN_SPAN_S;
+	p->check_s = FAST_CHECK_MIN_S;
 	p->last_sys = kernel_cpu_s();
 	session__probe_runtime(p->s, &p->last_run_ns, &(uint64_t){ 0 });
 	p->fast_calls = p->read_calls = p->tick_calls = session__all_calls(p->s);

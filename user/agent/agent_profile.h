@@ -47,6 +47,8 @@ struct agent_profile_stats {
 	uint64_t relinks;
 	uint64_t windows;
 	double window_s_total;
+	uint64_t scans;			/* windows over the sampled functions no window saw called */
+	double scan_s_total;
 	uint64_t probe_run_ns;		/* bpf_stats */
 	uint64_t probe_runs;
 	uint64_t dropped;		/* calls counted but not timed, orphan returns: kernel-side losses */
@@ -73,10 +75,12 @@ struct agent_profile;
 /* Resolve, load, attach. NULL with a one-line message in err. */
 struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
 					   char *err, size_t err_sz);
-/* Read the aggregates into the registry's series; re-plan the budget unless final. 0 or -errno. */
+/* Read the aggregates into the registry's series; re-plan the budget unless final. 0, -EAGAIN (a window is open: soon again) or -errno. */
 int agent_profile__tick(struct agent_profile *p, double now, bool final);
 /* Cheap (one map lookup of the entries): the probes cost more than the budget since the refresh, and still do. */
 bool agent_profile__over_budget(struct agent_profile *p, double now);
+/* How long until the next cheap check (agent_profile__over_budget): longer while nothing is entered. */
+double agent_profile__check_s(const struct agent_profile *p);
 /* Between refreshes, when over budget: the calls read, the costliest functions out of the links; the series wait. */
 int agent_profile__react(struct agent_profile *p, double now);
 /* The cold start has measured every function: its plan is due now, and /healthz with it. */
