@@ -136,6 +136,14 @@ struct func_state {
  */
 #define IDLE_SLICE 128
 #define SCAN_BUDGET_SHARE 0.5
+/*
+ * At that share a turn over libcrypto's idle functions takes ~90 s while
+ * openssl runs (a scan's breakpoints each flush the mapper's TLB). A
+ * process that maps a library is where hot functions come from: then one
+ * turn goes at the windows' idle rate, whatever its CPU time (0.5 s of it
+ * on libcrypto), and no second one follows within this many seconds.
+ */
+#define SCAN_BURST_GAP_S 120.0
 
 enum calib_state {
 	CALIB_OFF,			/* no budget, or the plan after the batches is made */
@@ -174,6 +182,9 @@ struct agent_profile {
 	bool window_scan;		/* the open (or closing) window is a scan */
 	double window_cpu0;		/* the agent's CPU time when it began to open */
 	double next_scan;
+	size_t scan_burst;		/* scans left of a turn at the idle rate */
+	double scan_burst_t;		/* when the last such turn began */
+	uint64_t scan_mappings;		/* the libraries' mappings then */
 	double window_close_t;		/* the end of the window being read */
 	double window_attach_s;		/* its attach took this long */
 	double window_free_t;		/* its links were freed then */
@@ -682,6 +693,19 @@ static int read_costs(struct agent_profile *p, double now, double since)
 	return 0;
 }
 
+/* A process mapped a probed library: one turn of scans over the idle functions at the idle rate. */
+static void start_scan_burst(struct agent_profile *p, double now)
+{
+	size_t idle = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		idle += p->fs[i].sampled && p->fs[i].cost_ns_per_s <= 0;
+	p->scan_burst = (idle + IDLE_SLICE - 1) / IDLE_SLICE;
+	p->scan_burst_t = now;
+	p->scan_mappings = p->inst.total;
+	p->next_scan = fmin(p->next_scan, now);
+}
+
 int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
 	bool changed = false;
@@ -717,6 +741,8 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	p->st.group_overflow = p->tot.group_overflow;
 	install_cost__update(&p->inst, p->s, now);
 	install_stats(p);
+	if (p->calibrated && p->inst.total > p->scan_mappings && now - p->scan_burst_t >= SCAN_BURST_GAP_S)
+		start_scan_burst(p, now);
 	collect(p, now, final);
 	p->last_tick = now;
 	/* The batches first: a plan before every function is measured would relink at each one. */
@@ -726,6 +752,8 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	if (p->calib == CALIB_PLAN_DUE || !p->o.budget_on) {
 		p->calib = CALIB_OFF;
 		p->calibrated = true;
+		/* The cold start's own mappings (install_cost__calibrate) bring no new workload. */
+		p->scan_mappings = p->inst.total;
 	}
 	metrics_registry__settle(p->reg);
 	return ret;
@@ -1047,8 +1075,12 @@ static int close_window_finish(struct agent_profile *p)
 
 		p->st.scans++;
 		p->st.scan_s_total += t1 - p->window_open_t;
-		p->next_scan = p->window_open_t +
-			       fmax(scan_period_min(p), busy * 1e9 / (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
+		p->next_scan = p->window_open_t + scan_period_min(p);
+		if (p->scan_burst)
+			p->scan_burst--;
+		else
+			p->next_scan = fmax(p->next_scan, p->window_open_t + busy * 1e9 /
+									  (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
 		metrics_registry__settle(p->reg);
 		return ret;
 	}
