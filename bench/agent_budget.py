@@ -18,15 +18,17 @@ In one invocation:
              (cold: every function idle at the start was linked), then
              --runs runs, bytes/s; throughput loss;
   rates      one --long seconds run under the agent: the call rates its
-             metrics show (exact and sampled series together, between two
+             metrics show (exact and sampled series together, between
              scrapes taken as sampling windows close inside the run) for the
-             --top hottest functions, against: the rate of a run with every
-             export probed full time (before and after the agent, averaged:
-             the load of a shared VM moves it), the ratio to the hottest
-             function against calls per digest (load cancels out), and calls
-             per digest x the digests per second of this run (what the
-             program really did: probes in a window slow the calls they
-             count, see docs/agent.md).
+             --top hottest functions, against: a reference taken right
+             after each window, the CLI probing every export of the same
+             openssl process for 4 s (what a full-time probe counts at that
+             moment: runs minutes apart had moved by up to 34% with the
+             load of a shared VM), the ratio to the hottest function against
+             calls per digest (load cancels out), and calls per digest x the
+             digests per second of this run (what the program really did:
+             probes in a window slow the calls they count, see
+             docs/agent.md).
 
 Prints a table and one JSON line (bench/README.md).
 """
@@ -130,20 +132,38 @@ def probed_run(dlprof, lib, seconds):
 
 def truth(dlprof, lib, seconds):
     """Calls per digest of each function, from two probed runs (seconds and 2 x seconds):
-    the difference leaves out what openssl calls once, at start and exit. And the calls
-    per second of a probed run: calls per digest x its digests per second."""
+    the difference leaves out what openssl calls once, at start and exit. And the bytes/s
+    of the longer run."""
     c1, d1, _ = probed_run(dlprof, lib, seconds)
     c2, d2, bps = probed_run(dlprof, lib, 2 * seconds)
     per_digest = {fn: (c2[fn] - c1.get(fn, 0)) / (d2 - d1) for fn in c2 if c2[fn] > c1.get(fn, 0)}
-    per_s = {fn: n * d2 / (2 * seconds) for fn, n in per_digest.items()}
-    return per_digest, per_s, bps
+    return per_digest, bps
 
 
-def rates_during(port, seconds):
-    """openssl speed for seconds under the agent; the agent's call rates between the
-    first and the last sampling window closed inside the run, the run's digests/s, bytes/s
-    and the kernel share of its CPU."""
-    u0, s0 = children_cpu_s()
+REFERENCE_S = 4
+
+
+def reference_rates(dlprof, lib, pid):
+    """The CLI probing every export of process pid for REFERENCE_S, with the default events as the
+    agent probes: calls per second of each function in each 1 s interval but the first (its span
+    begins at the end of attaching, its calls during it). A list, one dict per interval."""
+    p = subprocess.run([dlprof, "--lib", lib, "-p", str(pid), "-d", str(REFERENCE_S), "-i", "1", "--json"],
+                       capture_output=True, text=True)
+    rates = []
+    for line in p.stdout.splitlines():
+        d = json.loads(line)
+        if d.get("interval", 0) >= 2 and d["interval_s"] >= 0.5:
+            rates.append({f["name"]: f["interval"]["calls"] / d["interval_s"] for f in d["functions"]})
+    return rates
+
+
+def rates_during(dlprof, lib, port, seconds):
+    """openssl speed for seconds under the agent. Each sampling window's close brings the sampled
+    series up to date at its rate; right after it the CLI takes a reference on the same process
+    (kept unless a window opened meanwhile). Returns the agent's and the references' rates of each
+    function over the windows that have one (time-weighted), how many, the references' spread per
+    function and the run's digests/s. (Its CPU is not the agent's cost: the references probe every
+    export full time.)"""
     run = subprocess.Popen(speed_cmd(seconds), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     t_start = time.time()
     snaps = []
@@ -152,19 +172,30 @@ def rates_during(port, seconds):
         text = scrape(port)
         w = metric(text, "dlprof_agent_sampling_windows_total")
         if last_windows is not None and w != last_windows:
-            snaps.append((time.time(), calls_by_function(text)))
+            snaps.append((time.time(), calls_by_function(text), None))
+            if time.time() < t_start + seconds - REFERENCE_S - 2:
+                ref = reference_rates(dlprof, lib, run.pid)
+                w2 = metric(scrape(port), "dlprof_agent_sampling_windows_total")
+                if ref and w2 == w:
+                    snaps[-1] = snaps[-1][:2] + (ref,)
+                w = w2
         last_windows = w
         time.sleep(0.1)
     digests, bps = parse_speed(run.stdout.read(), seconds)
     run.wait()
-    u1, s1 = children_cpu_s()
-    # The first window closed in the run still extrapolates back before it: start at the second.
-    inside = [sn for sn in snaps if sn[0] > t_start + 0.5][1:]
-    if len(inside) < 2:
-        sys.exit(f"fewer than 3 sampling windows in the {seconds} s run: run longer (--long)")
-    (ta, ca), (tb, cb) = inside[0], inside[-1]
-    rates = {fn: (cb.get(fn, 0.0) - ca.get(fn, 0.0)) / (tb - ta) for fn in cb}
-    return rates, digests / seconds, bps, len(inside), (s1 - s0) / (u1 - u0 + s1 - s0)
+    # The first window closed in the run still extrapolates back before it: its increment is left out.
+    inside = [sn for sn in snaps if sn[0] > t_start + 0.5]
+    pairs = [(a, b) for a, b in zip(inside, inside[1:]) if b[2]]
+    if len(pairs) < 2:
+        sys.exit(f"fewer than 2 sampling windows with a reference in the {seconds} s run: run longer (--long)")
+    span = sum(b[0] - a[0] for a, b in pairs)
+    agent, ref, spread = {}, {}, {}
+    for fn in pairs[-1][1][1]:
+        agent[fn] = sum(b[1].get(fn, 0.0) - a[1].get(fn, 0.0) for a, b in pairs) / span
+        per_window = [statistics.mean(r.get(fn, 0.0) for r in b[2]) for a, b in pairs]
+        ref[fn] = sum(x * (b[0] - a[0]) for x, (a, b) in zip(per_window, pairs)) / span
+        spread[fn] = (max(per_window) - min(per_window)) / ref[fn] if ref[fn] else 0.0
+    return agent, ref, len(pairs), spread, digests / seconds
 
 
 def hot_start(dlprof, lib, port, max_overhead, seconds):
@@ -179,12 +210,15 @@ def hot_start(dlprof, lib, port, max_overhead, seconds):
     return res[0], agent
 
 
-def two_builds(doc, rounds):
-    """The A/B benches' options: (args, the two builds' binaries by name, the order of each round's turns)."""
+def two_builds(doc, rounds, extra=()):
+    """The A/B benches' options, and extra (name, default) integer ones: (args, the two builds'
+    binaries by name, the order of each round's turns)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--baseline", required=True, help="the other build's directory")
     ap.add_argument("--rounds", type=int, default=rounds)
+    for name, default in extra:
+        ap.add_argument(name, type=int, default=default)
     a = ap.parse_args()
     builds = {"build": os.path.join(a.build, "user", "dlprof-bpf"),
               "baseline": os.path.join(a.baseline, "user", "dlprof-bpf")}
@@ -225,8 +259,7 @@ def main():
     lib = libcrypto()
     port = free_port()
 
-    per_digest, probed_rate, truth_bps = truth(dlprof, lib, a.seconds)
-    probed_before = probed_rate
+    per_digest, truth_bps = truth(dlprof, lib, a.seconds)
     hottest = sorted(per_digest, key=per_digest.get, reverse=True)[:a.top]
     base_runs = [speed(a.seconds) for _ in range(a.runs)]
 
@@ -236,7 +269,7 @@ def main():
     try:
         cold_run = speed(a.seconds)
         under_runs = [speed(a.seconds) for _ in range(a.runs)]
-        rates, digests_per_s, long_bps, nr_snaps, long_ks = rates_during(port, a.long)
+        rates, ref_rate, nr_refs, ref_spread, digests_per_s = rates_during(dlprof, lib, port, a.long)
         after = scrape(port)
     finally:
         agent.terminate()
@@ -248,19 +281,17 @@ def main():
     base_cpu = statistics.median(r[2] for r in base_runs)
     base_ks = statistics.median(r[3] for r in base_runs)
     under_cpu = statistics.median(r[2] for r in under_runs)
-    # Probed rates move with the machine's load (shared VMs): measured before and after, averaged.
-    _, probed_after, _ = truth(dlprof, lib, a.seconds)
-    probed_rate = {fn: (probed_before[fn] + probed_after.get(fn, probed_before[fn])) / 2 for fn in probed_before}
 
     rows = []
     ref = hottest[0]
     for fn in hottest:
         real = per_digest[fn] * digests_per_s
         got = rates.get(fn, 0.0)
+        want = ref_rate.get(fn, 0.0)
         rows.append({"function": fn, "calls_per_digest": round(per_digest[fn], 3),
-                     "agent_rate": round(got), "probed_rate": round(probed_rate[fn]), "real_rate": round(real),
-                     "error_vs_probed": round(got / probed_rate[fn] - 1, 4),
-                     "probed_spread": round(abs(probed_before[fn] - probed_after.get(fn, 0)) / probed_rate[fn], 4),
+                     "agent_rate": round(got), "reference_rate": round(want), "real_rate": round(real),
+                     "error_vs_reference": round(got / want - 1, 4) if want else None,
+                     "reference_spread": round(ref_spread.get(fn, 0.0), 4),
                      # calls of fn per call of the hottest, against calls per digest: the load cancels out
                      "ratio_error": round((got / rates[ref]) / (per_digest[fn] / per_digest[ref]) - 1, 4)
                      if rates.get(ref) else None,
@@ -281,9 +312,7 @@ def main():
         "probe_share_cold": round(cold_run[3] - base_ks, 4),
         "probe_share_agent": round(statistics.median(r[3] for r in under_runs) - base_ks, 4),
         "probe_share_hot_start": round(hot[3] - hot_base[3], 4),
-        "probe_share_long_run": round(long_ks - base_ks, 4),
         "base_spread": round((max(base) - min(base)) / b, 4),
-        "long_run_loss": round(1 - long_bps / b, 4),
         "budget_ratio": metric(after, "dlprof_agent_budget_ratio"),
         "sampled_functions": metric(after, 'dlprof_agent_functions{state="sampled"}'),
         "agent_cpu_s": metric(after, "dlprof_agent_cpu_seconds_total"),
@@ -291,14 +320,16 @@ def main():
         "relink_gap_s": metric(after, "dlprof_agent_relink_gap_seconds_total"),
         "top": rows,
         "top_named_by_agent": len(set(named) & set(hottest)),
-        "max_abs_error_vs_probed": max(abs(r["error_vs_probed"]) for r in rows),
+        "reference_windows": nr_refs,
+        "max_abs_error_vs_reference": max(abs(r["error_vs_reference"]) if r["error_vs_reference"] is not None
+                                          else 1.0 for r in rows),
         "max_abs_ratio_error": max(abs(r["ratio_error"]) for r in rows if r["ratio_error"] is not None),
         "max_abs_error_vs_real": max(abs(r["error_vs_real"]) for r in rows),
     }
     print(f"openssl speed -bytes 64 sha256, {a.seconds} s runs, medians of {a.runs}:")
     print(f"  unprobed {b / 1e6:8.1f} MB/s   all exports full time {truth_bps / 1e6:6.1f} MB/s")
     print(f"  agent    {u / 1e6:8.1f} MB/s   loss {res['throughput_loss']:.1%}   (first run, cold: "
-          f"{cold / 1e6:.1f} MB/s, loss {res['cold_loss']:.1%}; {a.long} s run: loss {res['long_run_loss']:.1%})")
+          f"{cold / 1e6:.1f} MB/s, loss {res['cold_loss']:.1%})")
     print(f"  per CPU second of openssl (the load of other processes cancels out): unprobed "
           f"{base_cpu / 1e6:.1f} MB, agent {under_cpu / 1e6:.1f} MB, loss {res['cpu_throughput_loss']:.1%} "
           f"(cold run: {res['cold_cpu_loss']:.1%}); unprobed wall runs spread {res['base_spread']:.0%}")
@@ -306,14 +337,16 @@ def main():
           f"(per CPU s: {res['hot_start_cpu_loss']:.1%})")
     print(f"  openssl's CPU in the probes (its kernel time less the unprobed {base_ks:.2%}): first run "
           f"{res['probe_share_cold']:.2%}, the runs after {res['probe_share_agent']:.2%}, hot start "
-          f"{res['probe_share_hot_start']:.2%}, the {a.long} s run {res['probe_share_long_run']:.2%}")
-    print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_snaps} windows inside); "
-          f"the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
-    print(f"  {'function':32s} {'agent':>9s} {'all probed':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "
+          f"{res['probe_share_hot_start']:.2%}")
+    print(f"hottest {a.top} functions, calls/s during a {a.long} s run ({nr_refs} windows with a reference "
+          f"right after); the agent's top {a.top} holds {res['top_named_by_agent']} of them:")
+    print(f"  {'function':32s} {'agent':>9s} {'reference':>10s} {'(spread)':>8s} {'error':>7s} {'ratio err':>9s} "
           f"{'real':>12s} {'error':>7s}")
     for r in rows:
-        print(f"  {r['function']:32s} {r['agent_rate']:>9,} {r['probed_rate']:>10,} {r['probed_spread']:>8.1%} "
-              f"{r['error_vs_probed']:+7.1%} {r['ratio_error']:+9.1%} {r['real_rate']:>12,} {r['error_vs_real']:+7.1%}")
+        err = f"{r['error_vs_reference']:+7.1%}" if r["error_vs_reference"] is not None else f"{'-':>7s}"
+        ratio = f"{r['ratio_error']:+9.1%}" if r["ratio_error"] is not None else f"{'-':>9s}"
+        print(f"  {r['function']:32s} {r['agent_rate']:>9,} {r['reference_rate']:>10,} {r['reference_spread']:>8.1%} "
+              f"{err} {ratio} {r['real_rate']:>12,} {r['error_vs_real']:+7.1%}")
     print("agent log:\n" + "".join("  " + line + "\n" for line in log.splitlines()[-8:]))
     print(json.dumps(res))
     return 0
