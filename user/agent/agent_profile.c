@@ -131,8 +131,8 @@ struct func_state {
  * wait for the sampling windows, whose period the hot functions' cost sets
  * (15-50 s on openssl's: riding along with them, a function that became
  * hot took 36 windows, up to 30 minutes, to be seen on libcrypto). They
- * come as often as the windows do while nothing sampled is called, and
- * their attach and close take at most this share of the budget.
+ * come as often as the windows did while nothing sampled was called, and
+ * take at most this share of the budget in the agent's CPU time.
  */
 #define IDLE_SLICE 128
 #define SCAN_BUDGET_SHARE 0.5
@@ -1067,9 +1067,10 @@ static int close_window_finish(struct agent_profile *p)
 	p->tick_calls += p->fast_calls - p->window_calls0;
 	if (p->window_scan) {
 		/*
-		 * The agent's CPU time in it (its reads, attach and close: 1-6 ms
-		 * for 128 functions), against the scans' share of the budget. Not
-		 * the close's wall time: 20-30 ms, mostly the kernel's grace period.
+		 * The agent's CPU time in it (its reads, attach and close of 128
+		 * functions: 1-6 ms on an idle node, 9-22 ms while openssl maps
+		 * the library), against the scans' share of the budget. Not the
+		 * close's wall time: 20-30 ms, mostly the kernel's grace period.
 		 */
 		double busy = process_cpu_s() - p->window_cpu0;
 
