@@ -95,7 +95,7 @@ def names(dom):
 def test_interval_rates_with_a_big_library():
     """Each interval's calls over its interval_s is the rate the workload keeps: 10 ms spins, 100 a
     second. With libcrypto's 5,000 functions beside, the first read takes 0.1-0.4 s after its counts;
-    an interval stamped after that read had showed the second one at twice the rate."""
+    an interval stamped after that read had shown the second one at twice the rate."""
     spin_ms, spins = 10, 300
     args = base_args(["-i", "0.5", "--lib", LIB, "--lib", "libcrypto.so.3",
                       "--", DRIVER, "spin", str(spin_ms), str(spins)])
