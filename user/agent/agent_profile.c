@@ -693,13 +693,19 @@ static int read_costs(struct agent_profile *p, double now, double since)
 	return 0;
 }
 
+/* Sampled, and no window has seen it called: a scan's to look at, not the sampling windows'. */
+static bool idle_sampled(const struct func_state *fs)
+{
+	return fs->sampled && fs->cost_ns_per_s <= 0;
+}
+
 /* A process mapped a probed library: one turn of scans over the idle functions at the idle rate. */
 static void start_scan_burst(struct agent_profile *p, double now)
 {
 	size_t idle = 0;
 
 	for (size_t i = 0; i < p->n; i++)
-		idle += p->fs[i].sampled && p->fs[i].cost_ns_per_s <= 0;
+		idle += idle_sampled(&p->fs[i]);
 	p->scan_burst = (idle + IDLE_SLICE - 1) / IDLE_SLICE;
 	p->scan_burst_t = now;
 	p->scan_mappings = p->inst.total;
@@ -924,7 +930,7 @@ static double window_calls_max(const struct agent_profile *p)
 static void window_funcs(struct agent_profile *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		p->in_window[i] = p->fs[i].sampled && p->fs[i].cost_ns_per_s > 0;
+		p->in_window[i] = p->fs[i].sampled && !idle_sampled(&p->fs[i]);
 		p->window_funcs += p->in_window[i];
 	}
 }
@@ -937,7 +943,7 @@ static void scan_funcs(struct agent_profile *p)
 	for (size_t k = 0; k < p->n && p->window_funcs < IDLE_SLICE; k++) {
 		size_t i = (from + k) % p->n;
 
-		if (!p->fs[i].sampled || p->fs[i].cost_ns_per_s > 0)
+		if (!idle_sampled(&p->fs[i]))
 			continue;
 		p->in_window[i] = true;
 		p->window_funcs++;
@@ -1055,36 +1061,30 @@ static void close_window_begin(struct agent_profile *p)
 	p->window_free_t = t1;
 }
 
-static int close_window_finish(struct agent_profile *p)
+/* A scan's links freed at t1 and closed: when the next one may open. */
+static void scan_closed(struct agent_profile *p, double t1)
 {
-	int ret = read_window_totals(p, false, p->window_free_t + p->window_attach_s / 2);
-	double t1 = p->window_free_t;
+	/*
+	 * The agent's CPU time in it (its reads, attach and close of 128
+	 * functions: 1-6 ms on an idle node, 9-22 ms while openssl maps the
+	 * library), against the scans' share of the budget. Not the close's
+	 * wall time: 20-30 ms, mostly the kernel's grace period.
+	 */
+	double busy = process_cpu_s() - p->window_cpu0;
 
-	p->window_closing = false;
-	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
-	p->fast_t = mono_s();
-	p->fast_calls = session__all_calls(p->s);
-	p->tick_calls += p->fast_calls - p->window_calls0;
-	if (p->window_scan) {
-		/*
-		 * The agent's CPU time in it (its reads, attach and close of 128
-		 * functions: 1-6 ms on an idle node, 9-22 ms while openssl maps
-		 * the library), against the scans' share of the budget. Not the
-		 * close's wall time: 20-30 ms, mostly the kernel's grace period.
-		 */
-		double busy = process_cpu_s() - p->window_cpu0;
+	p->st.scans++;
+	p->st.scan_s_total += t1 - p->window_open_t;
+	p->next_scan = p->window_open_t + scan_period_min(p);
+	if (p->scan_burst)
+		p->scan_burst--;
+	else
+		p->next_scan = fmax(p->next_scan,
+				    p->window_open_t + busy * 1e9 / (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
+}
 
-		p->st.scans++;
-		p->st.scan_s_total += t1 - p->window_open_t;
-		p->next_scan = p->window_open_t + scan_period_min(p);
-		if (p->scan_burst)
-			p->scan_burst--;
-		else
-			p->next_scan = fmax(p->next_scan, p->window_open_t + busy * 1e9 /
-									  (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
-		metrics_registry__settle(p->reg);
-		return ret;
-	}
+/* A sampling window's (or a cold-start batch's) links freed at t1 and closed: when the next one may open. */
+static void window_closed(struct agent_profile *p, double t1)
+{
 	p->st.windows++;
 	p->st.window_s_total += t1 - p->window_open_t;
 	/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
@@ -1097,6 +1097,22 @@ static int close_window_finish(struct agent_profile *p)
 		if (t1 < p->window_end)
 			p->next_window = fmax(p->next_window, p->window_open_t + p->bplan.period_s);
 	}
+}
+
+static int close_window_finish(struct agent_profile *p)
+{
+	int ret = read_window_totals(p, false, p->window_free_t + p->window_attach_s / 2);
+	double t1 = p->window_free_t;
+
+	p->window_closing = false;
+	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
+	p->fast_t = mono_s();
+	p->fast_calls = session__all_calls(p->s);
+	p->tick_calls += p->fast_calls - p->window_calls0;
+	if (p->window_scan)
+		scan_closed(p, t1);
+	else
+		window_closed(p, t1);
 	metrics_registry__settle(p->reg);
 	return ret;
 }
