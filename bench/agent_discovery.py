@@ -15,14 +15,14 @@ the run), and the agent's own CPU over the run and over --idle seconds
 before it (its share of one CPU, dlprof_agent_cpu_seconds_total).
 """
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_budget import calls_by_function, free_port, libcrypto, scrape, speed_cmd, start_agent, two_builds  # noqa: E402
+from agent_budget import (calls_by_function, free_port, libcrypto, metric, scrape, speed_cmd,  # noqa: E402
+                          start_agent, two_builds)
 
 HOTTEST = ["OPENSSL_cleanse", "CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_free", "EVP_MD_CTX_set_flags",
            "EVP_MD_free", "ENGINE_finish", "EVP_Digest", "EVP_DigestInit_ex", "EVP_MD_CTX_free"]
@@ -30,7 +30,7 @@ IDLE_S = 30
 
 
 def agent_cpu_s(port):
-    return float(re.search(r"^dlprof_agent_cpu_seconds_total (\S+)$", scrape(port), re.M).group(1))
+    return metric(scrape(port), "dlprof_agent_cpu_seconds_total")
 
 
 def one_run(dlprof, lib, seconds):
