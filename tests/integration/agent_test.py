@@ -376,8 +376,11 @@ def test_agent_scans_find_functions_hot_later():
     found (which come every 15-50 s: a hot function could wait up to 30 minutes for its turn)."""
     hottest = ["OPENSSL_cleanse", "CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_free", "EVP_MD_CTX_set_flags",
                "EVP_MD_free", "ENGINE_finish", "EVP_Digest", "EVP_DigestInit_ex", "EVP_MD_CTX_free"]
-    # 1,159 functions: the calls per digest of openssl speed sha256, and 9 slices of idle ones to scan.
-    with Agent(["--lib", "libcrypto.so.3", "--func", "EVP_*,CRYPTO_*,OPENSSL_*,ENGINE_*", "-v"]) as a:
+    # 1,159 functions: the calls per digest of openssl speed sha256, and slices of idle ones to scan.
+    # How many stay sampled at the default budget depends on what a mapping costs this machine: a
+    # tenth of it leaves most of them sampled on any machine, the precondition of this test.
+    with Agent(["--lib", "libcrypto.so.3", "--func", "EVP_*,CRYPTO_*,OPENSSL_*,ENGINE_*", "-v",
+                "--max-overhead", "0.1"]) as a:
         a.wait_health()
         sampled0 = samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}', 0)
         run = subprocess.Popen(["openssl", "speed", "-seconds", "60", "-bytes", "64", "sha256"],

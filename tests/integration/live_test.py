@@ -4,6 +4,7 @@
 kernel, profiling the test driver (runner and helpers: itest.py)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -284,7 +285,14 @@ def test_not_root_error():
         os.setgroups([])
         os.setgid(65534)
         os.setuid(65534)
-    expect_error([DLPROF, "--lib", LIB, "--", DRIVER, "exit", "0"], "needs root", preexec=drop)
+    # The checkout may sit in a folder only root can enter (mktemp -d, /root):
+    # the dropped user runs copies from a folder it can reach.
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        dlprof, lib = os.path.join(tmp, "dlprof-bpf"), os.path.join(tmp, os.path.basename(LIB))
+        shutil.copy(DLPROF, dlprof)
+        shutil.copy(LIB, lib)
+        expect_error([dlprof, "--lib", lib, "--", "/bin/true"], "needs root", preexec=drop)
 
 
 # ---- trace mode ------------------------------------------------------------
