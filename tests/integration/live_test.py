@@ -279,6 +279,26 @@ def test_errors():
     expect_error([DLPROF, "--", DRIVER, "exit", "0"], "no library")
 
 
+@modes("session")
+def test_version_lists_kernel_features():
+    """--version -v: each feature probed, what the kernel has of it; the required ones are here
+    (the suite runs), and the attach modes auto can pick agree with what the kernel accepts."""
+    p = subprocess.run([DLPROF, "--version", "-v"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and p.stdout.startswith("dlprof-bpf "), f"{p.returncode}: {p.stdout!r} {p.stderr!r}")
+    rows = {w[0]: w for w in (l.split() for l in p.stdout.splitlines()) if len(w) > 3 and w[1] in ("yes", "no")}
+    for name in ("btf", "ringbuf", "task-storage", "attach-cookie", "uprobe-multi", "uprobe-session",
+                 "write-user", "filemap-tracepoints", "hardware-pmu"):
+        check(name in rows, f"{name} not listed: {p.stdout}")
+    for name in ("btf", "ringbuf", "task-storage", "attach-cookie"):
+        check(rows[name][1] == "yes" and "(required)" in rows[name], f"{name}: {rows[name]}")
+    check(rows["hardware-pmu"][1] == ("yes" if has_pmu() else "no"), f"hardware-pmu disagrees with -e list: {p.stdout}")
+    for mode, feature in (("session", "uprobe-session"), ("multi", "uprobe-multi")):
+        r = subprocess.run([DLPROF, "--attach", mode, "--lib", LIB, "-e", "none", "--", DRIVER, "count", "1"],
+                           capture_output=True, text=True, timeout=120)
+        check((r.returncode == 0) == (rows[feature][1] == "yes"), f"{feature} {rows[feature][1]}, but --attach {mode}: "
+              f"exit {r.returncode} {r.stderr[-300:]!r}")
+
+
 def test_not_root_error():
     # Drop to an unprivileged user with no capabilities at all.
     def drop():

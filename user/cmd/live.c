@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/live.h"
+#include "cmd/version.h"
 #include "dlprof.h"
 #include "output/exporter.h"
 #include "output/interval_json.h"
@@ -651,7 +652,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 	if (l->view && !l->opts.version && !l->opts.list_events && (err = l->view->check(l->view->ctx)))
 		return err;
 	if (l->opts.version) {
-		printf("dlprof-bpf %s\n", DLPROF_VERSION);
+		version_print(stdout, l->opts.verbose);
 		return 0;
 	}
 	l->exporter = exporter_find(l->opts.format);

@@ -23,6 +23,7 @@
 #include "attribution.h"
 #include "probe/kernel_groups.h"
 #include "probe/kernel_stats.h"
+#include "probe/kernel_features.h"
 #include "probe/preflight.h"
 #include "probe/probe_attach.h"
 #include "probe/probe_table.h"
@@ -647,6 +648,11 @@ int session_preflight(char *msg, size_t msg_sz)
 void session_list_events(FILE *out)
 {
 	event_list_print(out);
+}
+
+void session_print_kernel_features(FILE *out)
+{
+	kernel_features_print(out);
 }
 
 int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot)

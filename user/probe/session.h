@@ -153,10 +153,12 @@ int session__reap_command(struct session *s, int *wstatus);
 /* The profile ends before the command: stop it as timeout(1) does (probe/target.h). */
 void session__stop_command(struct session *s, int grace_ms, struct launched_cmd_end *end);
 
-/* The machine can profile at all (root, BPF, tracefs): 0, or -errno with why in msg. */
+/* The machine can profile at all (root, BPF, the kernel's required features): 0, or -errno with why in msg. */
 int session_preflight(char *msg, size_t msg_sz);
 /* The perf events this machine has, one line each, for -e list. */
 void session_list_events(FILE *out);
+/* The kernel features probed and whether this kernel has each, for --version -v. */
+void session_print_kernel_features(FILE *out);
 
 /*
  * The aggregates: funcs[i] for each of session__nr_funcs() functions,

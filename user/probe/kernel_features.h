@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the running kernel offers, probed once (never read off its version):
+ * the features dlprof-bpf cannot run without, and those it uses when present
+ * with a fallback when not. docs/kernels.md lists them per kernel.
+ */
+#ifndef DLPROF_KERNEL_FEATURES_H
+#define DLPROF_KERNEL_FEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum kernel_feature {
+	KF_BTF,			/* required */
+	KF_RINGBUF,		/* required */
+	KF_TASK_STORAGE,	/* required */
+	KF_ATTACH_COOKIE,	/* required */
+	KF_UPROBE_MULTI,
+	KF_UPROBE_SESSION,
+	KF_WRITE_USER,
+	KF_FILEMAP_TRACEPOINTS,
+	KF_HW_PMU,
+	KF_COUNT,
+};
+
+struct kernel_feature_info {
+	const char *name;
+	const char *since;	/* the mainline release that added it, if one did */
+	const char *use;	/* what it serves, and what happens without it */
+	bool required;
+};
+
+const struct kernel_feature_info *kernel_feature_info(enum kernel_feature f);
+
+/* Whether the kernel has f; probed on first use, then remembered. */
+bool kernel_has(enum kernel_feature f);
+
+/*
+ * 0 when every required feature is there, else -ENOTSUP with one line in
+ * msg naming the first one missing and the kernel that has it.
+ */
+int kernel_features_check(char *msg, size_t msg_sz);
+
+/* One line per feature: present or not, and what it serves. */
+void kernel_features_print(FILE *out);
+
+#endif /* DLPROF_KERNEL_FEATURES_H */
