@@ -277,6 +277,13 @@ def test_errors():
     expect_error([DLPROF, "--lib", "/etc/passwd", "--", DRIVER, "exit", "0"], "not an ELF")
     expect_error([DLPROF, "--lib", LIB, "--bogus"], "unknown option")
     expect_error([DLPROF, "--", DRIVER, "exit", "0"], "no library")
+    expect_error([DLPROF, "recrod", "-o", "/tmp/x", "--lib", LIB, "--", DRIVER, "exit", "0"],
+                 "unknown command 'recrod': did you mean 'record'?")
+    # A target whose environment even root cannot read (pid 1 of some sandboxes): the file is named.
+    try:
+        open("/proc/1/environ", "rb").close()
+    except PermissionError:
+        expect_error([DLPROF, "--lib", "libc.so.6", "-p", "1", "-d", "1"], "/proc/1/environ: Permission denied")
 
 
 @modes("session")

@@ -14,6 +14,8 @@
 #include "probe/target.h"
 #include "util/str_list.h"
 
+/* The exit status of a command line the tool cannot take (as getopt tools use). */
+#define EXIT_USAGE 2
 
 /* The commands, as the option table names them (a mask: an option may serve several). */
 enum cli_cmd {

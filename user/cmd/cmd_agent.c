@@ -12,7 +12,6 @@
 #include "probe/session.h"
 #include "util/messages.h"
 
-#define EXIT_USAGE 2
 
 /*
  * The environment's fallbacks for the agent's flags (docs/agent.md): a

@@ -27,7 +27,6 @@
 #include "probe/session.h"
 #include "util/messages.h"
 
-#define EXIT_USAGE 2
 /* How long a detach may take before the profiler says why it waits. */
 #define DETACH_PATIENCE_S 5
 /* A command still running when -d ended the profile, as timeout(1) says it. */

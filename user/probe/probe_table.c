@@ -353,8 +353,9 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 			return ret;
 		}
 		if (ret) {
-			snprintf(err, err_sz, "cannot resolve library '%s': %s", opts->libs.items[i],
-				 strerror(-ret));
+			/* where names what could not be read, e.g. a target's /proc/PID/environ. */
+			snprintf(err, err_sz, "cannot resolve library '%s': %s%s%s", opts->libs.items[i],
+				 where, *where ? ": " : "", strerror(-ret));
 			return ret;
 		}
 	}
