@@ -4,10 +4,11 @@
 #include <time.h>
 
 #include "agent/agent_log.h"
+#include "util/messages.h"
 
 void agent_log(const char *event, const char *fmt, ...)
 {
-	char line[1024], ts[32];
+	char line[4096], ts[32];
 	struct timespec now;
 	struct tm tm;
 	va_list ap;
@@ -23,4 +24,23 @@ void agent_log(const char *event, const char *fmt, ...)
 	va_end(ap);
 	/* One write per line: lines of a log collector never interleave. */
 	fprintf(stderr, "%s\n", line);
+}
+
+static void engine_message(enum msg_level level, const char *text)
+{
+	char quoted[2048];
+	size_t n = 0;
+
+	for (const char *c = text; *c && n + 3 < sizeof(quoted); c++) {
+		if (*c == '"' || *c == '\\')
+			quoted[n++] = '\\';
+		quoted[n++] = *c == '\n' ? ' ' : *c;
+	}
+	quoted[n] = '\0';
+	agent_log(level == MSG_WARN ? "warning" : "error", "what=engine msg=\"%s\"", quoted);
+}
+
+void agent_log_engine_messages(void)
+{
+	messages_set_print(engine_message);
 }

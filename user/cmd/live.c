@@ -393,7 +393,7 @@ static int run_loop(struct live *l, double start)
 		if (l->opts.record || (n > 0 && fds[2].fd >= 0 && (fds[2].revents & POLLIN))) {
 			err = session__drain(l->session);
 			if (err && !l->write_error_reported) {
-				errmsg("warning: writing the trace failed: %s; recording goes on, the loss is counted",
+				warnmsg("writing the trace failed: %s; recording goes on, the loss is counted",
 				       strerror(-err));
 				l->write_error_reported = true;
 			}
@@ -491,13 +491,13 @@ static void note_table(const struct probe_table *t)
 		const struct probe_lib *lib = &t->libs[i];
 
 		if (lib->ifunc_unresolved)
-			errmsg("warning: %zu IFUNC function%s of %s left out: no implementation inside the library",
+			warnmsg("%zu IFUNC function%s of %s left out: no implementation inside the library",
 			       lib->ifunc_unresolved, lib->ifunc_unresolved == 1 ? "" : "s", lib->file->display);
 		for (size_t k = 0; k < lib->nr_unprobeable && verbosity; k++)
-			errmsg("warning: %s in %s left out: no instruction near its entry can take a uprobe",
+			warnmsg("%s in %s left out: no instruction near its entry can take a uprobe",
 			       lib->unprobeable[k], lib->file->display);
 		if (lib->nr_unprobeable && !verbosity)
-			errmsg("warning: %zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
+			warnmsg("%zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
 			       lib->nr_unprobeable, lib->nr_unprobeable == 1 ? "" : "s", lib->file->display);
 		for (size_t k = 0; k < lib->nr_entry_only && verbosity; k++)
 			errmsg("note: %s in %s counted at entry only: it keeps its own return address",

@@ -309,7 +309,7 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		return err;
 	err = attach_copy(c, copy);
 	if (err) {
-		errmsg("warning: cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
+		warnmsg("cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
 		       display, (int)holder, err == -ENOENT ? "none of the selected functions is in it (another version)"
 							    : attach_strerror(err));
 		attacher__free(copy->attacher);
@@ -374,7 +374,7 @@ static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 	if (err) {
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
-		errmsg("warning: cannot attach probes to the copy %s again: %s; its calls are not counted",
+		warnmsg("cannot attach probes to the copy %s again: %s; its calls are not counted",
 		       copy->display, attach_strerror(err));
 		return 0;
 	}
@@ -722,7 +722,7 @@ int lib_copies__relink(struct lib_copies *c)
 		copy->unlinked = false;
 		ret = attach_copy(c, copy);
 		if (ret) {
-			errmsg("warning: cannot attach probes to the copy %s again: %s; its calls are not counted",
+			warnmsg("cannot attach probes to the copy %s again: %s; its calls are not counted",
 			       copy->display, attach_strerror(ret));
 			attacher__free(copy->attacher);
 			copy->attacher = NULL;

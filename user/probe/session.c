@@ -1222,7 +1222,7 @@ int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t 
 		return 0;
 	s->relink_err = 0;
 	if (!session__links_wait_closed(s, RELINK_PATIENCE_MS))
-		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
+		warnmsg("the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
 	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
 	if (!ret && s->discovery)
