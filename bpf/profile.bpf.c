@@ -746,11 +746,28 @@ static __always_inline void add_nonzero(__u64 *slot, __u64 v)
  * the thread was switched out): func_stats_settle()
  * makes the on-CPU total of it.
  */
+/*
+ * The s->hist[] slot of a duration. hist_bucket() stays below HIST_BUCKETS,
+ * but the verifier cannot follow its arithmetic and needs a bound check.
+ * On a __u32 index the compiler tests a zero-extended copy and adds the
+ * other copy to the pointer, and 6.1's verifier does not carry the bound
+ * over to it ("unbounded memory access"; later verifiers do). Here the
+ * index is one 64-bit register, which the barrier keeps the compiler from
+ * splitting or reasoning about, clamped where the verifier sees it.
+ */
+static __always_inline __u64 *hist_slot(struct func_stats *s, __u64 dur_ns)
+{
+	__u64 b = hist_bucket(dur_ns);
+
+	barrier_var(b);
+	if (b > HIST_BUCKETS - 1)
+		b = HIST_BUCKETS - 1;
+	return &s->hist[b];
+}
+
 static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 oncpu_ns,
 				      const __u64 *deltas, __u32 flags)
 {
-	__u32 b;
-
 	/* The histogram's total is the count of timed calls: one atomic fewer per call. */
 	__sync_fetch_and_add(&s->total_ns, dur_ns);
 	add_nonzero(&s->offcpu_ns, dur_ns - oncpu_ns);
@@ -763,9 +780,7 @@ static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 
 	}
 	update_min(&s->min_ns, dur_ns ?: 1);
 	update_max(&s->max_ns, dur_ns);
-	b = hist_bucket(dur_ns);
-	if (b < HIST_BUCKETS)
-		__sync_fetch_and_add(&s->hist[b], 1);
+	__sync_fetch_and_add(hist_slot(s, dur_ns), 1);
 }
 
 /*
