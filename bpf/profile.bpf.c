@@ -65,6 +65,7 @@ const volatile __u32 compensate = 0;
  * the part of it that falls inside the call's own entry-to-return time.
  */
 __u64 comp_pair_ns[DLPROF_PROBE_CLASSES] = {};
+__u64 comp_pair_least_ns[DLPROF_PROBE_CLASSES] = {};
 __u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
 /*
  * The loader's calibration runs: its probes (DLPROF_COOKIE_CALIB) pass any
@@ -1090,17 +1091,46 @@ static __always_inline int on_entry(struct pt_regs *ctx)
  * are kept beside and go to the trace. Its caller learns of it and of what
  * ran inside it.
  */
+/*
+ * What to take off a call of dur_ns: its own probes' least share, and the
+ * calibrated cost of each probed call completed inside it. When that is
+ * more than the call took, the costs did not hold for this call: the
+ * least ones do, call by call; past those nothing is known, and the call
+ * stays as measured. So no call comes out faster than it ran unprobed.
+ */
+static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u64 dur_ns)
+{
+	__u64 own = comp_own_ns[cls];
+	__u64 cost = own + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] + ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+
+	/*
+	 * A single-stepped pair's cost varies call to call by more than a
+	 * short call takes: no calibrated value holds for each call. Such a
+	 * function's times stay raw (the table marks them).
+	 */
+	if (cls == DLPROF_PROBE_STEPPED)
+		return 0;
+	if (cost >= dur_ns)
+		cost = own + ne * comp_pair_least_ns[DLPROF_PROBE_EMULATED] +
+		       ns * comp_pair_least_ns[DLPROF_PROBE_STEPPED];
+	return cost < dur_ns ? cost : 0;
+}
+
 static __always_inline void compensate_call(struct thread_calls *tc, const struct frame *f, __u64 dur_ns,
 					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
 {
 	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
 	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
 	__u64 own = comp_own_ns[cls];
-	__u64 cost = own + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] + ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+	__u64 cost = compensation_ns(cls, ne, ns, dur_ns);
 	struct func_stats *s = get_stats(f->func_id);
-	__u64 dur_c = dur_ns > cost ? dur_ns - cost : 0, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
+	/* The probes ran on the CPU: on-CPU time holds their cost too, and never exceeds the wall. */
+	__u64 dur_c = dur_ns - cost, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : oncpu_ns;
 	struct group_stats *g;
 	struct frame *parent;
+
+	if (oncpu_c > dur_c)
+		oncpu_c = dur_c;
 
 	if (tc->depth > 0) {
 		parent = frame_at(tc, tc->depth - 1);

@@ -127,7 +127,8 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	for (size_t i = 0; i < n; i++)
 		l->rows[i] = (struct report_row){ .lib = l->funcs[i].lib, .func = l->funcs[i].func,
 						  .mangled = l->funcs[i].mangled,
-						  .s = l->funcs[i].s, .entry_only = l->funcs[i].entry_only };
+						  .s = l->funcs[i].s, .entry_only = l->funcs[i].entry_only,
+						  .stepped = l->funcs[i].stepped };
 	for (size_t k = 0; k < t->nr_events; k++)
 		l->info.events[k] = t->events[k];
 	l->info.nr_events = t->nr_events;
@@ -157,6 +158,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {
 		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
 		l->info.probe_own_ns[k] = t->probe_own_ns[k];
+		l->info.probe_pair_least_ns[k] = t->probe_pair_least_ns[k];
 	}
 	fill_copies(l);
 }
@@ -183,7 +185,8 @@ static int fill_groups(struct live *l, size_t *n)
 	}
 	for (size_t i = 0; i < ng; i++)
 		l->rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .mangled = g[i].mangled,
-						  .s = g[i].s, .entry_only = g[i].entry_only, .group = g[i].group };
+						  .s = g[i].s, .entry_only = g[i].entry_only, .stepped = g[i].stepped,
+						  .group = g[i].group };
 	*n = ng;
 	return 0;
 }

@@ -18,6 +18,7 @@ struct report_row {
 	const char *mangled;	/* the symbol when func is its demangled form; NULL otherwise */
 	struct func_summary s;
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+	bool stepped;		/* single-stepped probes: times raw even where the rest are compensated */
 	const __u64 *hist;	/* HIST_BUCKETS counts of the timed calls' wall time; NULL: not read (html draws it) */
 	struct attr_group group;	/* info->by other than function: the row's group */
 };
@@ -69,6 +70,7 @@ struct report_info {
 	int compensation_err;		/* -errno: the calibration failed, the times are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
+	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
 };

@@ -308,8 +308,16 @@ static void calibrate(struct session *s)
 	if (runs1 - runs0 >= 2)
 		s->tot.probe_calib_prog_ns = (run1 - run0) / ((runs1 - runs0) / 2);
 	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
-		s->skel->bss->comp_pair_ns[k] = c.pair_ns[k];
-		s->skel->bss->comp_own_ns[k] = c.own_ns[k];
+		/*
+		 * A single-stepped pair varies call to call by more than the
+		 * calls it times: a nested one is taken off at its least cost,
+		 * an emulated one (steady) at its median.
+		 */
+		s->skel->bss->comp_pair_ns[k] = k == DLPROF_PROBE_STEPPED ? c.pair_least_ns[k] : c.pair_ns[k];
+		s->skel->bss->comp_pair_least_ns[k] = c.pair_least_ns[k];
+		/* A single-stepped function's times stay raw: nothing of its own is taken off. */
+		s->skel->bss->comp_own_ns[k] = k == DLPROF_PROBE_STEPPED ? 0 : c.own_ns[k];
+		s->tot.probe_pair_least_ns[k] = c.pair_least_ns[k];
 		s->tot.probe_pair_ns[k] = c.pair_ns[k];
 		s->tot.probe_own_ns[k] = c.own_ns[k];
 	}
@@ -933,6 +941,7 @@ int session__read_func(const struct session *s, size_t func, struct func_profile
 		f->func = t->funcs[id].demangled ?: t->funcs[id].name;
 		f->mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
 		f->entry_only = t->funcs[id].entry_only;
+		f->stepped = t->funcs[id].stepped;
 		func_summary_build(&f->s, stats, calls);
 		if (hist)
 			memcpy(hist, stats->hist, sizeof(stats->hist));
