@@ -25,6 +25,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define EEXIST 17
 
 const volatile __u32 filter_mode = DLPROF_FILTER_ALL;
+/* The profiler's own process: never profiled, whatever the filter (its trace compression calls libz). */
+const volatile __u32 self_tgid = 0;
 /* Entries of cgroup_targets in use (DLPROF_FILTER_CGROUPS). */
 const volatile __u32 nr_cgroups = 0;
 /* Also track the children a tracked process forks (launched commands). */
@@ -471,6 +473,8 @@ static __always_inline bool tracked(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	if (tgid == self_tgid)
+		return false;
 	if (filter_mode == DLPROF_FILTER_ALL)
 		return true;
 	if (filter_mode == DLPROF_FILTER_CGROUPS) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -287,6 +288,22 @@ static int setup_attribution(struct session *s, bool record)
  * calibration that fails leaves the costs at 0: the latencies are then
  * raw, and the totals say why.
  */
+/*
+ * Calibration gave this thread the storage of a profiled thread, which the
+ * BPF side takes as "tracked" without asking again: drop it, so that the
+ * profiler's own calls (its trace's compression) are never counted. The
+ * map's key is a pidfd (task storage, kernel 5.11).
+ */
+static void forget_own_thread(struct session *s)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, gettid(), 0);
+
+	if (pidfd < 0)
+		return;	/* not the thread group leader, on a kernel without PIDFD_THREAD: nothing to key */
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.thread_calls), &pidfd);
+	close(pidfd);
+}
+
 static void calibrate(struct session *s)
 {
 	struct attach_progs progs = probe_progs(s);
@@ -299,6 +316,7 @@ static void calibrate(struct session *s)
 	s->skel->bss->calibrating = 1;
 	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
 	s->skel->bss->calibrating = 0;
+	forget_own_thread(s);
 	if (err) {
 		s->tot.compensation_err = err;
 		return;
@@ -340,6 +358,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	s->skel = profile_bpf__open();
 	if (!s->skel)
 		return -errno;
+	s->skel->rodata->self_tgid = (__u32)getpid();
 	s->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS :
 				       s->opts.nr_cgroups ? DLPROF_FILTER_CGROUPS : DLPROF_FILTER_ALL;
 	s->skel->rodata->nr_cgroups = (__u32)s->opts.nr_cgroups;
