@@ -277,6 +277,9 @@ def test_errors():
     expect_error([DLPROF, "--lib", "/etc/passwd", "--", DRIVER, "exit", "0"], "not an ELF")
     expect_error([DLPROF, "--lib", LIB, "--bogus"], "unknown option")
     expect_error([DLPROF, "--", DRIVER, "exit", "0"], "no library")
+    expect_error([DLPROF, "--lib", "libc.so.6", "--max-functions", "10", "-d", "1"],
+                 "more than the 10 a profile takes unasked: narrow them with --lib/--func/--exclude, "
+                 "or allow them with --max-functions N")
     expect_error([DLPROF, "recrod", "-o", "/tmp/x", "--lib", LIB, "--", DRIVER, "exit", "0"],
                  "unknown command 'recrod': did you mean 'record'?")
     # A target whose environment even root cannot read (pid 1 of some sandboxes): the file is named.

@@ -561,7 +561,12 @@ static int start_session(struct live *l)
 		errmsg("cannot start the profile: %s", strerror(errno));
 		return 1;
 	}
-	if (session__prepare(l->session, msg, sizeof(msg))) {
+	err = session__prepare(l->session, msg, sizeof(msg));
+	if (err == -E2BIG) {
+		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
+		return 1;
+	}
+	if (err) {
 		errmsg("%s", msg);
 		return 1;
 	}
