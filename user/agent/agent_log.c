@@ -37,7 +37,8 @@ static void engine_message(enum msg_level level, const char *text)
 		quoted[n++] = *c == '\n' ? ' ' : *c;
 	}
 	quoted[n] = '\0';
-	agent_log(level == MSG_WARN ? "warning" : "error", "what=engine msg=\"%s\"", quoted);
+	agent_log(level == MSG_WARN ? "warning" : level == MSG_NOTE ? "note" : "error", "what=engine msg=\"%s\"",
+		  quoted);
 }
 
 void agent_log_engine_messages(void)

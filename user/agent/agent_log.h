@@ -8,7 +8,7 @@ void agent_log(const char *event, const char *fmt, ...) __attribute__((format(pr
 
 /*
  * The engine's messages (util/messages.h) as logfmt lines:
- * event=error|warning what=engine msg="..." (quotes and backslashes escaped).
+ * event=error|warning|note what=engine msg="..." (quotes and backslashes escaped).
  */
 void agent_log_engine_messages(void);
 

@@ -339,6 +339,9 @@ static void print_copies(FILE *out, const struct report_info *info)
 			fprintf(out, " (%.1f ms after its first mapping)", c->discovery_ms);
 		if (c->detached)
 			fprintf(out, ", detached at %.3f s", c->detach_s);
+		if (c->attach_failures)
+			fprintf(out, ", %zu attach%s failed: its calls then uncounted", c->attach_failures,
+				c->attach_failures == 1 ? "" : "es");
 		fputc('\n', out);
 	}
 }
@@ -498,6 +501,7 @@ static struct json_object *copy_json(const struct report_copy *c)
 	err |= add_u64(o, "functions", c->functions);
 	err |= json_object_object_add(o, "attach_s", json_object_new_double(c->attach_s));
 	err |= json_object_object_add(o, "detached", json_object_new_boolean(c->detached));
+	err |= add_u64(o, "attach_failures", c->attach_failures);
 	if (c->detached)
 		err |= json_object_object_add(o, "detach_s", json_object_new_double(c->detach_s));
 	if (c->discovery_ms > 0)

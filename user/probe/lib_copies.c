@@ -276,7 +276,7 @@ static void note_copy(const struct lib_copy *copy, const char *what)
 
 	if (copy->info.discovery_ms > 0 && !copy->info.detached)
 		snprintf(late, sizeof(late), ", %.1f ms after its first mapping", copy->info.discovery_ms);
-	errmsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
+	notemsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
 	       major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino, copy->info.nr_funcs,
 	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "", late);
 }
@@ -315,6 +315,7 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
 		copy->info.detached = true;
+		copy->info.attach_failures++;
 		copy->failed = true;
 		return 0;
 	}
@@ -368,17 +369,24 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 /* A copy detached once and mapped again (the same image started anew): probed again. */
 static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 {
-	/* A holder first: the file is reached through its namespace. */
-	int err = add_holder(c, copy, pid) ?: attach_copy(c, copy);
+	int err;
 
+	/*
+	 * The new mapper is a holder first: the file is reached through its
+	 * namespace, since the processes it was found through are gone (and
+	 * add_holder() takes none for a detached copy).
+	 */
+	copy->info.detached = false;
+	err = add_holder(c, copy, pid) ?: attach_copy(c, copy);
 	if (err) {
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
+		copy->info.detached = true;
+		copy->info.attach_failures++;
 		warnmsg("cannot attach probes to the copy %s again: %s; its calls are not counted",
 		       copy->display, attach_strerror(err));
 		return 0;
 	}
-	copy->info.detached = false;
 	note_copy(copy, "re-attached");
 	return 0;
 }

@@ -37,6 +37,15 @@ void errmsg(const char *fmt, ...)
 	va_end(ap);
 }
 
+void notemsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(MSG_NOTE, fmt, ap);
+	va_end(ap);
+}
+
 void warnmsg(const char *fmt, ...)
 {
 	va_list ap;

@@ -11,6 +11,7 @@
 enum msg_level {
 	MSG_ERROR,
 	MSG_WARN,
+	MSG_NOTE,	/* what the engine did that a user may want to know: a copy attached, detached */
 };
 
 /* text: one line, no newline, no prefix. */
@@ -23,5 +24,7 @@ msg_print_fn messages_set_print(msg_print_fn fn);
 void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Something lost or degraded that the run survives: "dlprof-bpf: warning: <fmt>". */
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A note: "dlprof-bpf: <fmt>" in the CLI's form. */
+void notemsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* DLPROF_MESSAGES_H */
