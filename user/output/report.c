@@ -358,6 +358,9 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	char t[6][24], note[256];
 
 	for (size_t i = 0; i < n; i++) {
+		/* Per function, as the start-up note counts them, called or not. */
+		if (info->by == ATTR_BY_FUNCTION)
+			entry_only[rows[i].entry_only]++;
 		if (!rows[i].s.calls)
 			continue;
 		if ((int)strlen(rows[i].func) > fw)
@@ -366,7 +369,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			lw = (int)strlen(base_name(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
 		unwound |= rows[i].s.unwound != 0;
-		entry_only[rows[i].entry_only]++;
+		if (info->by != ATTR_BY_FUNCTION)
+			entry_only[rows[i].entry_only]++;
 		scaled |= rows[i].s.scaled != 0;
 		stepped += rows[i].stepped && rows[i].s.returns && info->compensated;
 	}
