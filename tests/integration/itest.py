@@ -244,12 +244,22 @@ _features = None
 
 
 def kernel_features():
-    """{feature: bool} as the profiler probed this kernel."""
+    """{feature: bool} as the profiler probed this kernel; kept for the boot (a file per boot id)."""
     global _features
     if _features is None:
-        p = subprocess.run([DLPROF, "--version", "-v"], capture_output=True, text=True, timeout=60)
-        _features = {w[0]: w[1] == "yes" for w in (l.split() for l in p.stdout.splitlines())
-                     if len(w) >= 2 and w[1] in ("yes", "no")}
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            cache = os.path.join(tempfile.gettempdir(), f"dlprof-features-{f.read().strip()}.json")
+        try:
+            with open(cache) as f:
+                _features = json.load(f)
+        except (OSError, ValueError):
+            p = subprocess.run([DLPROF, "--version", "-v"], capture_output=True, text=True, timeout=120)
+            _features = {w[0]: w[1] == "yes" for w in (l.split() for l in p.stdout.splitlines())
+                         if len(w) >= 2 and w[1] in ("yes", "no")}
+            if p.returncode == 0 and _features:
+                with open(cache + ".tmp", "w") as f:
+                    json.dump(_features, f)
+                os.replace(cache + ".tmp", cache)
     return _features
 
 
