@@ -328,6 +328,20 @@ def test_not_root_error():
 # ---- trace mode ------------------------------------------------------------
 
 
+@modes("session")
+def test_report_says_its_times_are_raw():
+    """record's own summary is compensated; report of the same trace shows raw times (a call
+    must lie inside its caller) and says so in the table and the JSON, as the summary does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, doc = record(tmp, [DRIVER, "recurse", "5", "20"])
+        check(doc["latency"] == "compensated", f"record's summary: {doc['latency']}")
+        table = subprocess.run([DLPROF, "report", trace], capture_output=True, text=True)
+        rep = subprocess.run([DLPROF, "report", trace, "--json"], capture_output=True, text=True)
+    check(table.returncode == 0 and "# times are raw, the probes' own cost included: a trace keeps" in table.stdout,
+          f"report's table does not say its times are raw: {table.stdout[-600:]}")
+    check(json.loads(rep.stdout)["latency"] == "raw", f"report's JSON: {rep.stdout[:300]}")
+
+
 def test_record_exact_nesting():
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -302,7 +302,7 @@ static void print_group(FILE *out, const struct attr_group *g, const struct repo
 	fprintf(out, "%.*s" ELLIPSIS "%s ", head, cg, cg + len - (w.cgroup - 1 - head));
 }
 
-/* Which times the table shows: compensated, or raw because the calibration failed. */
+/* Which times the table shows: compensated, or raw (a trace's, a failed calibration). */
 bool report_latency_note(char *buf, size_t sz, const struct report_info *info)
 {
 	char e[24], s[24];
@@ -318,6 +318,11 @@ bool report_latency_note(char *buf, size_t sz, const struct report_info *info)
 	if (info->compensation_err) {
 		snprintf(buf, sz, "times are raw, the probes' own cost included: calibrating it failed (%s)",
 			 strerror(-info->compensation_err));
+		return true;
+	}
+	if (info->from_trace) {
+		snprintf(buf, sz, "times are raw, the probes' own cost included: a trace keeps each call as "
+			 "measured, inside its caller (record's own summary subtracts the probes' cost)");
 		return true;
 	}
 	return false;
