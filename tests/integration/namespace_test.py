@@ -115,25 +115,15 @@ class Profiler:
 
     def wait_for(self, needle, timeout):
         """The first stderr line holding needle, and when it was read."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line, t in self.lines:
-                    if line and needle in line:
-                        return line, t
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.lines and self.lines[-1][0] is None):
-                    break
-                self.cond.wait(left)
-            seen = "".join(l for l, _ in self.lines if l)
-        raise AssertionError(f"profiler never said {needle!r}: {seen!r}")
+        return self.wait_for_nth(needle, 1, timeout)
 
     def wait_for_nth(self, needle, n, timeout, starts=("",)):
-        """The n-th stderr line holding needle after one of starts (the profiler's prefix aside)."""
+        """The n-th stderr line holding needle after one of starts (the profiler's prefix aside),
+        and when it was read."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
-                hits = [l for l, _ in self.lines if l and needle in l and
+                hits = [(l, t) for l, t in self.lines if l and needle in l and
                         l.removeprefix("dlprof-bpf: ").startswith(starts)]
                 if len(hits) >= n:
                     return hits[n - 1]
