@@ -916,12 +916,18 @@ static __always_inline __u32 walk_return_slots(bool rearm, __u64 sp)
 	return w.found;
 }
 
-/* Past the unwinder (sp above its entry): frames below sp are gone, the others armed again. */
+/*
+ * Past the unwinder (sp above its entry), at the entry of a call (a catch
+ * or any probed function): the call has just written its own return
+ * address at sp, so the frames at sp or below are gone (a catcher calls
+ * __cxa_begin_catch with the stack pointer it called the thrower with:
+ * the thrower's slot is sp itself). The frames above are armed again.
+ */
 static __always_inline void unwind_done(struct thread_calls *tc, __u64 sp)
 {
 	if (!unwind_fix || !tc->unwinding || sp <= tc->unwind_sp)
 		return;
-	drop_dead_frames(tc, sp, false);
+	drop_dead_frames(tc, sp, true);
 	walk_return_slots(true, sp);
 	tc->unwinding = UNWIND_NONE;
 }
