@@ -120,6 +120,14 @@ def same_as_alone(args, libs, lib_of_oracle, extra_funcs=(), only=lambda want: w
     return alone, want, doc
 
 
+def check_no_cold_fragment(doc):
+    """gcc's dlx_throw.cold and its kind are blocks of their function, jumped to, never called:
+    a probe there would count calls that are none, and a return probe would overwrite a word of
+    the function's frame."""
+    cold = [f["name"] for f in doc["functions"] if ".cold" in f["name"]]
+    check(not cold, f"cold fragments probed as functions: {cold}")
+
+
 def dlcxx(args):
     return same_as_alone(args, [CXX_LIB], os.path.basename(CXX_LIB))
 
@@ -239,8 +247,16 @@ def test_cxx_unsafe_without_repair_aborts():
     rc, doc, err = run_profiled([DRIVER, "exit", "0"])
     check(rc == 0, f"rc {rc}: {err}")
     if doc["unwind_repair"]:
-        p, doc = profile(["throw3"], [CXX_LIB], ["dlx_*", "_ZN3dlx*"])
-        check(p.returncode == 0, f"with the stack repaired, throw3 must run: rc {p.returncode}: {p.stderr}")
+        # Every function of the library by glob: gcc's cold fragments (the throws and catch
+        # handlers of "all" run in them) are among its symbols.
+        alone = run_alone(["all"])
+        p, doc = profile(["all"], [CXX_LIB], ["dlx_*", "_ZN3dlx*"])
+        check(p.returncode == 0 and p.stdout == alone.stdout,
+              f"with the stack repaired, all must run as alone: rc {p.returncode}: {p.stderr[-300:]}; "
+              f"{first_difference(alone.stdout, p.stdout)}")
+        check_no_cold_fragment(doc)
+        bad = count_problems(doc, of_dlcxx(oracle(alone.stdout)), os.path.basename(CXX_LIB))
+        check(not bad, "all, every function by glob: " + "; ".join(bad))
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "profile.json")
@@ -249,6 +265,7 @@ def test_cxx_unsafe_without_repair_aborts():
         check(p.returncode == 134 and "terminate called" in p.stderr,
               f"--unwind unsafe without repair: want the abort the fallback prevents: rc {p.returncode} {p.stderr!r}")
         doc = json.load(open(out))
+    check_no_cold_fragment(doc)
     # Each unwinder entry (the throw, then the terminate handler's rethrows) met the three hijacked
     # frames (dlx_throw, descend, raise): the kernel's list of pending returns reads as the repair
     # expects it.
