@@ -531,6 +531,8 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	      probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
 	if (ret)
 		return ret;
+	/* The profiled functions; the unwinder's probes are counted apart (unwind_hooks), as after a relink. */
+	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
 	if (s->unwind_fix || s->opts.unwind_unsafe) {
 		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
@@ -539,7 +541,6 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
 	s->tot.attach_ms = (now_s() - t0) * 1e3;
-	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
 	return 0;
 }
