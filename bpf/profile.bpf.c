@@ -874,9 +874,10 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
  * and stops. When an unwinder starts, every slot the kernel hijacked on
  * this thread gets its original address back (the kernel's own list of
  * pending returns holds both); once the thread runs above the unwinder
- * again (a catch, or any later probe), the slots of the frames still alive
- * get the trampoline back, so their returns are timed. The kernel drops
- * the pending returns of frames that are gone by its stack-pointer rule.
+ * again (a catch, the walker's return, or any later probe), the slots of
+ * the frames still alive get the trampoline back, so their returns are
+ * timed. The kernel drops the pending returns of frames that are gone by
+ * its stack-pointer rule.
  */
 /*
  * One walk of the kernel's pending returns of this thread, newest first.
@@ -886,7 +887,7 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
 struct slot_walk {
 	struct return_instance *ri;
 	__u64 tramp;
-	__u64 sp;		/* rearm: only slots above it */
+	__u64 lowest;		/* rearm: only slots at or above it (frames still alive) */
 	__u32 found;
 	bool rearm;		/* the trampoline back in, rather than the original out */
 };
@@ -903,7 +904,7 @@ static long slot_step(__u32 i, struct slot_walk *w)
 	w->ri = BPF_CORE_READ(ri, next);
 	if (w->rearm) {
 		/* arch_uretprobe_is_alive(): a frame is alive while its slot is above the stack pointer. */
-		if (slot > w->sp && orig != w->tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
+		if (slot >= w->lowest && orig != w->tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
 		    cur == orig) {
 			w->found++;
 			if (unwind_fix)
@@ -922,13 +923,13 @@ static long slot_step(__u32 i, struct slot_walk *w)
 }
 
 /* Returns the slots it found; they are written only with unwind_fix. */
-static __always_inline __u32 walk_return_slots(bool rearm, __u64 sp)
+static __always_inline __u32 walk_return_slots(bool rearm, __u64 lowest)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct slot_walk w = {
 		.ri = BPF_CORE_READ(task, utask, return_instances),
 		.tramp = uretprobe_trampoline(),
-		.sp = sp,
+		.lowest = lowest,
 		.rearm = rearm,
 	};
 
@@ -936,17 +937,41 @@ static __always_inline __u32 walk_return_slots(bool rearm, __u64 sp)
 	return w.found;
 }
 
-/* Past the unwinder (sp above its entry): frames below sp are gone, the others armed again. */
+/*
+ * Past the unwinder (sp above its entry), at the entry of a call (a catch
+ * or any probed function): the call has just written its own return
+ * address at sp, so the frames at sp or below are gone (a catcher calls
+ * __cxa_begin_catch with the stack pointer it called the thrower with:
+ * the thrower's slot is sp itself). The frames above are armed again.
+ */
 static __always_inline void unwind_done(struct thread_calls *tc, __u64 sp)
 {
 	if (!unwind_fix || !tc->unwinding || sp <= tc->unwind_sp)
 		return;
-	drop_dead_frames(tc, sp, false);
-	walk_return_slots(true, sp);
+	drop_dead_frames(tc, sp, true);
+	walk_return_slots(true, sp + 1);
 	tc->unwinding = UNWIND_NONE;
 }
 
-/* An unwinder starts (throw, resume, forced unwind, backtrace) or a handler catches. */
+/*
+ * At a return instruction of _Unwind_Backtrace (sp: its return slot). The
+ * walk unwound nothing: the frames above are alive and get their return
+ * probes back, the one at sp too (a probed function that tail-called the
+ * walker). A frame below was left during the walk (a longjmp out of its
+ * callback). An exception in flight stays one (a cleanup that took a
+ * backtrace): its next unwinder entry puts the original addresses back.
+ */
+static __always_inline void walk_done(struct thread_calls *tc, __u64 sp)
+{
+	if (!unwind_fix || !tc->unwinding)
+		return;
+	drop_dead_frames(tc, sp, false);
+	walk_return_slots(true, sp);
+	if (tc->unwinding == UNWIND_WALK)
+		tc->unwinding = UNWIND_NONE;
+}
+
+/* An unwinder starts (throw, resume, forced unwind, backtrace) or ends a walk, or a handler catches. */
 static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
 {
 	struct thread_calls *tc;
@@ -960,6 +985,10 @@ static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	if (cookie & DLPROF_COOKIE_UNWIND_CATCH) {
 		unwind_done(tc, sp);
+		return 1;
+	}
+	if (cookie & DLPROF_COOKIE_UNWIND_WALKED) {
+		walk_done(tc, sp);
 		return 1;
 	}
 	/* Without unwind_fix (--unwind unsafe) the slots are only counted: the walk will fail. */

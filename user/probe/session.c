@@ -553,20 +553,27 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	ret = start_discovery(s, &progs);
 	if (ret)
 		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
-	/* Its own messages name each refusal: there is no single line to put in err. */
-	ret = s->opts.start_unlinked ? 0 :
-	      probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
-	if (ret)
-		return ret;
-	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
+	/*
+	 * The unwinder's probes before any return probe: an exception thrown
+	 * in between would meet a trampoline nothing repairs. Reading their
+	 * libraries' symbols (libstdc++ has thousands) is our own work, done
+	 * before the functions are probed as the scan above is. Without the
+	 * right to repair (--unwind unsafe) they only count what they meet.
+	 */
 	if (s->unwind_fix || s->opts.unwind_unsafe) {
 		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
 		if (ret)
 			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
+	/* Its own messages name each refusal: there is no single line to put in err. */
+	ret = s->opts.start_unlinked ? 0 :
+	      probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	if (ret)
+		return ret;
+	/* The profiled functions; the unwinder's probes are counted apart (unwind_hooks), as after a relink. */
+	s->tot.functions_attached = attacher__nr_attached(s->attacher) - s->tot.unwind_hooks;
 	s->tot.attach_ms = (now_s() - t0) * 1e3;
-	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
 	return 0;
 }
