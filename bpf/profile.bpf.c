@@ -21,6 +21,21 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/*
+ * Global functions. The verifier follows every path through a program,
+ * and an __always_inline helper called in a loop or from several places
+ * is followed again each time: 6.1's verifier, which prunes less than
+ * later ones, gave up on record mode's entry program at its limit of a
+ * million instructions. A global (non-static, __noinline) function is
+ * verified once, on its own, from its argument types (kernel 5.6, commit
+ * 51c39bb1d5d1 "bpf: Introduce function-by-function verification";
+ * pointer arguments from 5.12, commit e5069b9c23b3 "bpf: Support pointers
+ * in global func args"), so its callers' paths do not multiply its own.
+ * A pointer argument arrives as memory of the pointed type's size that
+ * may be NULL, and the function returns an integer (6.1 allows no other
+ * return type).
+ */
+
 /* What bpf_map_update_elem(BPF_NOEXIST) returns when another CPU made the entry first. */
 #define EEXIST 17
 
@@ -215,6 +230,7 @@ struct frame {
 	__u64 group;		/* --by: the call's group at entry, where its return is counted too */
 	__u32 nested[DLPROF_PROBE_CLASSES];	/* compensate: probed calls completed inside this one */
 	__u32 cls;		/* enum dlprof_probe_class of this function's probes */
+	__u32 pad;		/* named, so a frame on the stack is all initialized, as a global function's argument must be */
 	__u64 oncpu0;		/* virtual on-CPU time at entry */
 	__u64 snap[DLPROF_MAX_EVENTS];	/* virtual counters at entry */
 };
@@ -718,19 +734,27 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 /*
  * A frame that can no longer return: left by longjmp, too deep, or still
  * open at thread exit (unmatched); or left by an exception or a forced
- * unwind while the unwinder ran (unwound).
+ * unwind while the unwinder ran (unwound). tc may be NULL.
+ *
+ * A global function ("Global functions" above): the loops that drop
+ * frames call it up to DLPROF_MAX_DEPTH times, and inlined, its record
+ * and aggregates were verified again at every iteration.
  */
-static __always_inline void count_lost(const struct thread_calls *tc, const struct frame *f, __u32 depth)
+__noinline int count_lost(const struct thread_calls *tc, const struct frame *f, __u32 depth)
 {
 	bool unwound = tc && tc->unwinding == UNWIND_EXCEPTION;
-	struct func_stats *s = get_stats(f->func_id);
+	struct func_stats *s;
 	struct group_stats *g;
 
+	if (!f)
+		return 0;
+	s = get_stats(f->func_id);
 	if (s)
 		__sync_fetch_and_add(unwound ? &s->unwound : &s->unmatched, 1);
 	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
 		__sync_fetch_and_add(unwound ? &g->s.unwound : &g->s.unmatched, 1);
 	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
+	return 0;
 }
 
 /*
@@ -837,34 +861,51 @@ static __always_inline __u64 uretprobe_trampoline(void)
  * At an entry, a frame with the same %sp is dead unless this entry is a
  * tail call from it; at a return, only frames below the returning one are.
  */
-static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, bool at_entry)
+__noinline int drop_dead_frames_below(struct thread_calls *tc, __u64 sp, bool at_entry)
 {
-	bool tail_call_checked = false, tail_call = false;
+	__u64 ret = 0, alive_from = sp;
 
+	if (!tc)
+		return 0;
+	/*
+	 * Frames below alive_from are dead. Set once before the walk: a flag
+	 * tested in the walk made the verifier check each of its steps once
+	 * per value of the flag.
+	 */
+	if (at_entry) {
+		bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
+		if (!ret || ret != uretprobe_trampoline())
+			alive_from = sp + 1;
+	}
 	for (int i = 0; i < DLPROF_MAX_DEPTH; i++) {
 		struct frame *f;
 
 		if (tc->depth == 0)
-			return;
+			return 0;
 		f = frame_at(tc, tc->depth - 1);
-		if (f->sp > sp)
-			return;
-		if (f->sp == sp) {
-			if (!at_entry)
-				return;
-			if (!tail_call_checked) {
-				__u64 ret = 0;
-
-				bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
-				tail_call = ret && ret == uretprobe_trampoline();
-				tail_call_checked = true;
-			}
-			if (tail_call)
-				return;
-		}
+		if (f->sp >= alive_from)
+			return 0;
 		tc->depth--;
 		count_lost(tc, f, tc->depth);
 	}
+	return 0;
+}
+
+/*
+ * Most probes find the top frame alive and call nothing. The walk itself
+ * is a global function ("Global functions" above), verified once rather
+ * than at each of its callers.
+ */
+static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, bool at_entry)
+{
+	struct frame *top;
+
+	if (tc->depth == 0)
+		return;
+	top = frame_at(tc, tc->depth - 1);
+	if (top->sp > sp || (top->sp == sp && !at_entry))
+		return;
+	drop_dead_frames_below(tc, sp, at_entry);
 }
 
 /*
