@@ -771,11 +771,6 @@ static __always_inline void add_nonzero(__u64 *slot, __u64 v)
 }
 
 /*
- * A timed call into s. On-CPU time goes in as wall minus on-CPU (0 unless
- * the thread was switched out): func_stats_settle()
- * makes the on-CPU total of it.
- */
-/*
  * The s->hist[] slot of a duration. hist_bucket() stays below HIST_BUCKETS,
  * but the verifier cannot follow its arithmetic and needs a bound check.
  * On a __u32 index the compiler tests a zero-extended copy and adds the
@@ -794,6 +789,11 @@ static __always_inline __u64 *hist_slot(struct func_stats *s, __u64 dur_ns)
 	return &s->hist[b];
 }
 
+/*
+ * A timed call into s. On-CPU time goes in as wall minus on-CPU (0 unless
+ * the thread was switched out): func_stats_settle()
+ * makes the on-CPU total of it.
+ */
 static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 oncpu_ns,
 				      const __u64 *deltas, __u32 flags)
 {
