@@ -61,6 +61,12 @@ const volatile __u64 wakeup_bytes = 0;
  */
 const volatile __u32 unwind_fix = 0;
 /*
+ * bpf_loop() (kernel 5.17, commit e6f2dd0f8067) walks the pending returns.
+ * Without it the walk is pruned by the verifier (this is rodata) and the
+ * stack repair is not offered (user/probe/session.c).
+ */
+const volatile __u32 has_bpf_loop = 0;
+/*
  * --by: enum dlprof_group_by. With DLPROF_BY_FUNCTION (the default) the
  * verifier prunes every group path, so the default costs nothing more.
  */
@@ -974,7 +980,8 @@ static __always_inline __u32 walk_return_slots(bool rearm, __u64 lowest)
 		.rearm = rearm,
 	};
 
-	bpf_loop(DLPROF_MAX_DEPTH, slot_step, &w, 0);
+	if (has_bpf_loop)
+		bpf_loop(DLPROF_MAX_DEPTH, slot_step, &w, 0);
 	return w.found;
 }
 
@@ -1160,12 +1167,6 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 }
 
 /*
- * The call's times less what its own probes and the probes of the calls
- * completed inside it cost (as calibrated), then aggregated; the raw times
- * are kept beside and go to the trace. Its caller learns of it and of what
- * ran inside it.
- */
-/*
  * What to take off a call of dur_ns: its own probes' least share, and the
  * calibrated cost of each probed call completed inside it. When that is
  * more than the call took, the costs did not hold for this call: the
@@ -1190,6 +1191,12 @@ static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u6
 	return cost < dur_ns ? cost : 0;
 }
 
+/*
+ * The call's times less what its own probes and the probes of the calls
+ * completed inside it cost (as calibrated), then aggregated; the raw times
+ * are kept beside and go to the trace. Its caller learns of it and of what
+ * ran inside it.
+ */
 static __always_inline void compensate_call(struct thread_calls *tc, const struct frame *f, __u64 dur_ns,
 					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
 {

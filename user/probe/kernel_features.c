@@ -48,6 +48,11 @@ static bool has_write_user(void)
 }
 
 /* tp_btf programs attach to a tracepoint through its btf_trace_<name> typedef. */
+static bool has_bpf_loop(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+}
+
 static bool has_filemap_tracepoints(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
@@ -87,6 +92,7 @@ static const struct {
 			      "the stack repair (--unwind): else what an unwinder "
 			      "may cross is counted at entry only", false },
 			    has_write_user },
+	[KF_BPF_LOOP] = { { "bpf-loop", "5.17", "the stack repair's walk of pending returns", false }, has_bpf_loop },
 	[KF_FILEMAP_TRACEPOINTS] = { { "filemap-tracepoints", NULL,
 				       "copy discovery's hook on mappings of libraries", false },
 				     has_filemap_tracepoints },

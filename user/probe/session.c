@@ -146,7 +146,8 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 		goto fail;
 	}
 	/* Without it, unwinding through a return probe cannot be repaired: the table keeps them off. */
-	s->unwind_fix = !unwind_fix_probe();
+	/* The repair writes slots it finds by a bpf_loop() walk of the pending returns. */
+	s->unwind_fix = !unwind_fix_probe() && kernel_has(KF_BPF_LOOP);
 	s->tot.unwind_repair = s->unwind_fix;
 	return s;
 fail:
@@ -367,6 +368,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	for (size_t k = 0; k < s->events.cnt; k++)
 		s->skel->rodata->event_task[k] = s->events.ev[k]->task;
 	s->skel->rodata->unwind_fix = s->unwind_fix;
+	s->skel->rodata->has_bpf_loop = kernel_has(KF_BPF_LOOP);
 	err = setup_attribution(s, ropts != NULL);
 	if (err)
 		return err;
