@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "util/messages.h"
 
 static void cli_print(enum msg_level level, const char *text)
 {
-	/* One write per line: lines of concurrent writers never interleave. */
-	fprintf(stderr, "dlprof-bpf: %s%s\n", level == MSG_WARN ? "warning: " : "", text);
+	char line[4200];
+	int n = snprintf(line, sizeof(line) - 1, "dlprof-bpf: %s%s", level == MSG_WARN ? "warning: " : "", text);
+
+	/* One write(2) per line, newline included: lines of concurrent writers never interleave. */
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;	/* nowhere left to say it */
 }
 
 static msg_print_fn print = cli_print;
