@@ -72,6 +72,15 @@ enum session_kfunc kernel_session_kfunc(void)
 	return (enum session_kfunc)known;
 }
 
+/* Which of the BPF object's images is opened (probe/session.c), for --version -v. */
+static const char *const session_kfunc_text[] = {
+	[SESSION_KFUNC_NONE] = "none (the object's default image)",
+	[SESSION_KFUNC_VOID] = "bpf_session_is_return(void) (the object's default image)",
+	[SESSION_KFUNC_CTX] = "bpf_session_is_return(void *ctx), Linux 7.0+ (the object's ctx image)",
+	[SESSION_KFUNC_OTHER] = "bpf_session_is_return of a signature this build does not know: "
+				"the BPF object cannot load",
+};
+
 /* The session program also needs kfuncs of a signature one of our images declares. */
 static bool has_uprobe_session(void)
 {
@@ -172,4 +181,5 @@ void kernel_features_print(FILE *out)
 		fprintf(out, "  %-20s %-4s %-6s %s%s\n", i->name, kernel_has(f) ? "yes" : "no",
 			i->since ?: "-", i->required ? "(required) " : "", i->use);
 	}
+	fprintf(out, "  session kfuncs: %s\n", session_kfunc_text[kernel_session_kfunc()]);
 }
