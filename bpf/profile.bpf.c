@@ -1056,8 +1056,20 @@ static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
  * Uprobe session kfuncs (kernel 6.13, commit d920179b3d48 "bpf: Add support
  * for uprobe multi session attach"); bpftool 7.1's vmlinux.h predates
  * them. Weak, so kernels without them still load the other programs.
+ * Linux 7.0 (commit 8fe4dc4f6456) gave them the program's context as their
+ * one argument. libbpf 1.1 checks every kfunc extern of the object against
+ * the kernel at load, autoloaded or not, and has neither kfunc flavors nor
+ * tolerance of a weak extern whose proto differs: one object cannot name
+ * both, so the build makes this one twice (bpf/meson.build) and userspace
+ * opens the image whose signature the kernel's BTF has (probe/session.c).
  */
+#ifdef DLPROF_SESSION_KFUNC_CTX
+extern bool bpf_session_is_return(void *ctx) __ksym __weak;
+#define session_is_return(ctx) bpf_session_is_return(ctx)
+#else
 extern bool bpf_session_is_return(void) __ksym __weak;
+#define session_is_return(ctx) bpf_session_is_return()
+#endif
 
 /* A relinked chunk's probe counts only while its link is the chunk's current one (include/dlprof.h). */
 static __always_inline bool gate_open(__u64 cookie)
@@ -1316,7 +1328,7 @@ int BPF_KPROBE(dlprof_return)
 SEC("uprobe")
 int BPF_KPROBE(dlprof_session)
 {
-	if (bpf_session_is_return())
+	if (session_is_return(ctx))
 		return on_return(ctx, bpf_ktime_get_ns(), true);
 	return on_entry(ctx);
 }

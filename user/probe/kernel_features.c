@@ -37,9 +37,57 @@ static bool has_uprobe_multi(void)
 	return attach_mode_supported(ATTACH_MULTI) == 0;
 }
 
+static enum session_kfunc session_kfunc_of(const struct btf *btf)
+{
+	const struct btf_type *fn, *proto;
+	const struct btf_param *p;
+	__s32 id = btf__find_by_name_kind(btf, "bpf_session_is_return", BTF_KIND_FUNC);
+
+	if (id <= 0)
+		return SESSION_KFUNC_NONE;
+	fn = btf__type_by_id(btf, (__u32)id);
+	proto = fn ? btf__type_by_id(btf, fn->type) : NULL;
+	if (!proto || !btf_is_func_proto(proto))
+		return SESSION_KFUNC_OTHER;
+	if (btf_vlen(proto) == 0)
+		return SESSION_KFUNC_VOID;
+	p = btf_params(proto);
+	if (btf_vlen(proto) == 1 && btf_is_ptr(btf__type_by_id(btf, p->type)))
+		return SESSION_KFUNC_CTX;
+	return SESSION_KFUNC_OTHER;
+}
+
+enum session_kfunc kernel_session_kfunc(void)
+{
+	static int known = -1;
+	struct btf *btf;
+
+	if (known >= 0)
+		return (enum session_kfunc)known;
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return SESSION_KFUNC_NONE;
+	known = session_kfunc_of(btf);
+	btf__free(btf);
+	return (enum session_kfunc)known;
+}
+
+/* Which of the BPF object's images is opened (probe/session.c), for --version -v. */
+static const char *const session_kfunc_text[] = {
+	[SESSION_KFUNC_NONE] = "none (the object's default image)",
+	[SESSION_KFUNC_VOID] = "bpf_session_is_return(void) (the object's default image)",
+	[SESSION_KFUNC_CTX] = "bpf_session_is_return(void *ctx), Linux 7.0+ (the object's ctx image)",
+	[SESSION_KFUNC_OTHER] = "bpf_session_is_return of a signature this build does not know: "
+				"the BPF object cannot load",
+};
+
+/* The session program also needs kfuncs of a signature one of our images declares. */
 static bool has_uprobe_session(void)
 {
-	return attach_mode_supported(ATTACH_SESSION) == 0;
+	enum session_kfunc k = kernel_session_kfunc();
+
+	return (k == SESSION_KFUNC_VOID || k == SESSION_KFUNC_CTX) &&
+	       attach_mode_supported(ATTACH_SESSION) == 0;
 }
 
 static bool has_write_user(void)
@@ -139,4 +187,5 @@ void kernel_features_print(FILE *out)
 		fprintf(out, "  %-20s %-4s %-6s %s%s\n", i->name, kernel_has(f) ? "yes" : "no",
 			i->since ?: "-", i->required ? "(required) " : "", i->use);
 	}
+	fprintf(out, "  session kfuncs: %s\n", session_kfunc_text[kernel_session_kfunc()]);
 }

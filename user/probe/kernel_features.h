@@ -43,6 +43,22 @@ bool kernel_has(enum kernel_feature f);
  */
 int kernel_features_check(char *msg, size_t msg_sz);
 
+/*
+ * The signature of the kernel's uprobe session kfuncs, read off its BTF: none
+ * before 6.10, (void) until 7.0, (void *ctx) since (commit 8fe4dc4f6456);
+ * OTHER for one this build does not know. The BPF object exists in one image
+ * per known signature (bpf/profile.bpf.c says why).
+ */
+enum session_kfunc {
+	SESSION_KFUNC_NONE,
+	SESSION_KFUNC_VOID,
+	SESSION_KFUNC_CTX,
+	SESSION_KFUNC_OTHER,
+};
+
+/* Read once, then remembered. */
+enum session_kfunc kernel_session_kfunc(void);
+
 /* One line per feature: present or not, and what it serves. */
 void kernel_features_print(FILE *out);
 

@@ -36,6 +36,57 @@
 #include "util/messages.h"
 /* The one file that knows the BPF object's layout; every other part goes through here. */
 #include "profile.skel.h"
+#include "profile_ctx.skel.h"
+
+/*
+ * profile_ctx is profile.bpf.c built for the session kfuncs that take the
+ * program's context (Linux 7.0+): libbpf 1.1 cannot hold both signatures in
+ * one object (bpf/profile.bpf.c says why). Its image is opened under struct
+ * profile_bpf, which is sound only because both come from one source and so
+ * have the same maps, programs and globals, matched by name at open and laid
+ * out alike. What the compiler can check of that, it checks here.
+ */
+_Static_assert(sizeof(struct profile_bpf) == sizeof(struct profile_ctx_bpf), "skeletons differ");
+_Static_assert(sizeof(((struct profile_bpf *)0)->maps) == sizeof(((struct profile_ctx_bpf *)0)->maps),
+	       "the images' maps differ");
+_Static_assert(sizeof(((struct profile_bpf *)0)->progs) == sizeof(((struct profile_ctx_bpf *)0)->progs),
+	       "the images' programs differ");
+_Static_assert(sizeof(struct profile_bpf__rodata) == sizeof(struct profile_ctx_bpf__rodata),
+	       "the images' rodata differ");
+_Static_assert(sizeof(struct profile_bpf__bss) == sizeof(struct profile_ctx_bpf__bss), "the images' bss differ");
+
+/* profile_bpf__open(), from the image built for the kernel's session kfuncs. */
+static struct profile_bpf *profile_open(void)
+{
+	struct profile_bpf *obj;
+	int err;
+
+	switch (kernel_session_kfunc()) {
+	case SESSION_KFUNC_CTX:
+		break;
+	case SESSION_KFUNC_OTHER:
+		/* libbpf 1.1 fails a weak kfunc extern whose proto differs from the kernel's. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	default:
+		/* (void), or none: the extern is weak. */
+		return profile_bpf__open();
+	}
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = profile_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)profile_ctx_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		profile_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
 
 struct session {
 	struct session_opts opts;
@@ -356,7 +407,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 
 	if (nr_cpus <= 0)
 		return nr_cpus ?: -EINVAL;
-	s->skel = profile_bpf__open();
+	s->skel = profile_open();
 	if (!s->skel)
 		return -errno;
 	s->skel->rodata->self_tgid = (__u32)getpid();
@@ -425,6 +476,9 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 	int ret;
 
 	ret = load_bpf(s, ropts);
+	if (ret && kernel_session_kfunc() == SESSION_KFUNC_OTHER)
+		return fail(err, err_sz, ret, "cannot load the BPF programs: this kernel's bpf_session_is_return "
+			    "has a signature this build does not know");
 	if (ret)
 		return fail(err, err_sz, ret, "cannot load the BPF programs: %s (-v shows the verifier's log)",
 			    strerror(-ret));
