@@ -70,6 +70,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
+void live_set_libbpf_print(int verbose)
+{
+	verbosity = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -664,8 +670,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 		return 0;
 	}
 	l->exporter = exporter_find(l->opts.format);
-	verbosity = l->opts.verbose;
-	libbpf_set_print(libbpf_print);
+	live_set_libbpf_print(l->opts.verbose);
 	if (session_preflight(msg, sizeof(msg))) {
 		errmsg("%s", msg);
 		return 1;

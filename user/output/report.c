@@ -23,6 +23,11 @@ static const struct {
 
 #define NR_WHYS (sizeof(entry_only_whys) / sizeof(entry_only_whys[0]))
 
+const char *report_entry_only_reason(enum entry_only_why why)
+{
+	return (size_t)why < NR_WHYS && entry_only_whys[why].name ? entry_only_whys[why].name : "";
+}
+
 static int str_cmp(const char *a, const char *b)
 {
 	return strcmp(a ? a : "", b ? b : "");

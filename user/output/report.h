@@ -77,6 +77,8 @@ struct report_info {
 	size_t nr_copies;
 };
 
+/* Why a function is counted at entry only, as JSON names it ("return-address", "unwinding"). */
+const char *report_entry_only_reason(enum entry_only_why why);
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */
 uint64_t report_untimed_calls(const struct report_row *rows, size_t n);
 /* Sort rows by total time, largest first (ties: calls, then name). */

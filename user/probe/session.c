@@ -145,6 +145,8 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 			   attach_mode_name(s->mode));
 		goto fail;
 	}
+	/* The mode chosen; the attacher says at start which one it used. */
+	s->tot.attach_mode = attach_mode_name(s->mode);
 	/* Without it, unwinding through a return probe cannot be repaired: the table keeps them off. */
 	s->unwind_fix = !unwind_fix_probe();
 	s->tot.unwind_repair = s->unwind_fix;
