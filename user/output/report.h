@@ -11,6 +11,7 @@
 #include "dlprof.h"
 #include "model/attribution.h"
 #include "model/func_summary.h"
+#include "model/probe_overhead.h"
 
 struct report_row {
 	const char *lib;	/* absolute path */
@@ -73,6 +74,7 @@ struct report_info {
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
 	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
+	struct probe_overhead overhead;	/* what the probes cost the targets, estimated; said with elapsed_s */
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
 };

@@ -319,8 +319,9 @@ static void calibrate(struct session *s)
 	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
 	s->skel->bss->calibrating = 0;
 	forget_own_thread(s);
+	/* Under --raw-latency the costs only estimate what the probes cost the targets: nothing to say of the times. */
 	if (err) {
-		s->tot.compensation_err = err;
+		s->tot.compensation_err = s->opts.raw_latency ? 0 : err;
 		return;
 	}
 	kernel_probe_runtime(&s->maps, &run1, &runs1);
@@ -341,7 +342,7 @@ static void calibrate(struct session *s)
 		s->tot.probe_pair_ns[k] = c.pair_ns[k];
 		s->tot.probe_own_ns[k] = c.own_ns[k];
 	}
-	s->tot.compensated = true;
+	s->tot.compensated = !s->opts.raw_latency;
 }
 
 /*
@@ -414,7 +415,8 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prog(s->skel->progs.dlprof_exec, &s->skel->links.dlprof_exec);
 	if (!err)
 		note_maps(s);
-	if (!err && !s->opts.raw_latency)
+	/* With --raw-latency too: the costs also say what the probes cost the targets (model/probe_overhead.h). */
+	if (!err)
 		calibrate(s);
 	return err;
 }
