@@ -279,6 +279,40 @@ static void test_top_and_html(void **state)
 	expect_error(ARGV("-l", "x", "--html", "p.html", "--json"), "exclude each other");
 }
 
+/* list takes the selection and --json, nothing that runs or writes a profile; names come from the command table. */
+static void test_list_options(void **state)
+{
+	char *ok[] = { "list", "--lib", "libz.so.1", "--func", "deflate*", "-x", "deflateEnd", "-p", "12",
+		       "--placement", "entry", "--unwind", "unsafe", "--no-demangle", "--json", NULL };
+	char *no_lib[] = { "list", "--func", "x", NULL };
+	char *command[] = { "list", "--lib", "libz.so.1", "--", "true", NULL };
+	char *duration[] = { "list", "--lib", "libz.so.1", "-d", "1", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(cli_parse_cmd(CLI_LIST, 15, ok, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.libs.cnt, 1);
+	assert_int_equal(o.funcs.cnt, 1);
+	assert_int_equal(o.excludes.cnt, 1);
+	assert_int_equal(o.nr_pids, 1);
+	assert_true(o.placement_entry && o.unwind_unsafe && o.no_demangle && o.json);
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse_cmd(CLI_LIST, 3, no_lib, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no library"));
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse_cmd(CLI_LIST, 5, command, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "list takes no command"));
+	cli_opts_free(&o);
+	assert_int_equal(cli_parse_cmd(CLI_LIST, 5, duration, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--duration belongs to 'dlprof-bpf live'"));
+	cli_opts_free(&o);
+	assert_string_equal(cli_cmd_name(CLI_LIST), "list");
+	assert_string_equal(cli_cmd_name(CLI_MERGE | CLI_EXPORT), "merge");
+	assert_string_equal(cli_cmd_name(CLI_AGENT), "agent");
+	assert_string_equal(cli_cmd_name(CLI_SELECTING), "live");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_selection_demangled),
 		cmocka_unit_test(test_export_formats),
 		cmocka_unit_test(test_top_and_html),
+		cmocka_unit_test(test_list_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

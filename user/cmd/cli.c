@@ -373,10 +373,11 @@ static int on_kubelet_ca(struct profile_opts *o, const char *arg, char *err, siz
 }
 
 static const struct cli_option options[] = {
-	{ CLI_PROBING, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
-	{ CLI_PROBING, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
-	{ CLI_PROBING, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
+	{ CLI_SELECTING, "lib", 'l', "LIB", "library to profile: path, soname or glob (libssl.so*); repeatable", on_lib, 0 },
+	{ CLI_SELECTING, "func", 'f', "GLOB", "only functions matching GLOB; repeatable, comma-separated", on_func, 0 },
+	{ CLI_SELECTING, "exclude", 'x', "GLOB", "leave out functions matching GLOB; repeatable", on_exclude, 0 },
 	{ CLI_TARGET, "pid", 'p', "PID", "profile the running process PID (all its threads) and its descendants, those forked later too; repeatable, comma-separated", on_pid, 0 },
+	{ CLI_LIST, "pid", 'p', "PID", "find the libraries as the running process PID sees them (its maps, its mount namespace)", on_pid, 0 },
 	{ CLI_PROBING, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROBING, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
 	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
@@ -388,21 +389,22 @@ static const struct cli_option options[] = {
 	{ CLI_PROBING, "event", 'e', "EVENTS", "perf events to count per call, comma-separated; none: on-CPU time only; list: what this machine has", on_events, 0 },
 	{ CLI_TARGET, "list-events", 0, NULL, "list the events and whether this machine supports them", NULL, FLAG(list_events) },
 	{ CLI_PROFILE | CLI_REPORT, "json", 0, NULL, "print one JSON document instead of the table (docs/json-output.md); the same as --format json", NULL, FLAG(json) },
+	{ CLI_LIST, "json", 0, NULL, "print one JSON document instead of the table (docs/list.md)", NULL, FLAG(json) },
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
-	{ CLI_PROBING | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
+	{ CLI_SELECTING | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
 	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
 	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "format", 0, "NAME", "the output format: one of the formats below (export: perfetto by default)", on_format, 0 },
 	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },
-	{ CLI_PROBING, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
-	{ CLI_PROBING, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
-	{ CLI_PROBING, "max-functions", 0, "N", "probe at most N functions (default 20000): more are refused before anything is attached, since each costs memory, attach and detach time", on_max_functions, 0 },
-	{ CLI_PROBING, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
+	{ CLI_SELECTING, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
+	{ CLI_SELECTING, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
+	{ CLI_SELECTING, "max-functions", 0, "N", "probe at most N functions (default 20000): more are refused before anything is attached, since each costs memory, attach and detach time", on_max_functions, 0 },
+	{ CLI_SELECTING, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
 	{ CLI_PROFILE | CLI_MERGE | CLI_REPORT | CLI_EXPORT, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write; export: the file to write (default: stdout); report: the summary's file", on_output, 0 },
 	{ CLI_LIVE | CLI_REPORT, "html", 0, "FILE", "write a self-contained HTML report to FILE (docs/report-html.md); the same as --format html -o FILE", on_html, 0 },
 	{ CLI_RECORD, "ringbuf-size", 0, "SIZE", "record: BPF ringbuf size, a power of two with K/M/G (default 16M)", on_ringbuf_size, 0 },
 	{ CLI_RECORD, "compress", 0, "MODE", "record: zlib (default) or none", on_compress, 0 },
 	{ CLI_MERGE, "compress", 0, "MODE", "none, zlib (default) or zlib:LEVEL (1-9)", on_merge_compress, 0 },
-	{ CLI_PROBING, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
+	{ CLI_SELECTING, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
 	{ CLI_AGENT, "listen", 0, "ADDR:PORT", "serve /metrics and /healthz there (default 127.0.0.1:9464)", on_listen, 0 },
 	{ CLI_AGENT, "max-overhead", 0, "PCT", "keep the probes' cost under PCT percent of one CPU (default 1) by sampling the costliest functions; off: probe everything always", on_max_overhead, 0 },
 	{ CLI_AGENT, "max-series", 0, "N", "at most N label sets of function series; the least active are folded into one (default 2000)", on_max_series, 0 },
@@ -419,8 +421,6 @@ static const struct cli_option options[] = {
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-static const char *const cmd_names[] = { "live", "record", "merge", "report", "dump", "export", "top", "agent" };
-
 unsigned int cli_format_uses(enum cli_cmd cmd)
 {
 	if (cmd & CLI_EXPORT)
@@ -428,14 +428,6 @@ unsigned int cli_format_uses(enum cli_cmd cmd)
 	if (cmd & CLI_DUMP)
 		return EXPORT_USE_DUMP;
 	return EXPORT_USE_SUMMARY;
-}
-
-const char *cli_cmd_name(enum cli_cmd cmd)
-{
-	for (size_t i = 0; i < sizeof(cmd_names) / sizeof(cmd_names[0]); i++)
-		if (cmd & (1u << i))
-			return cmd_names[i];
-	return "?";
 }
 
 void cli_print_options(FILE *out, enum cli_cmd cmd)
@@ -559,6 +551,19 @@ static int check_read(enum cli_cmd cmd, int argc, char **argv, struct profile_op
 	return 0;
 }
 
+/* list: libraries to read, and nothing to run. */
+static int check_list(int argc, char **argv, const struct profile_opts *opts, char *err, size_t err_sz)
+{
+	if (opts->help)
+		return 0;
+	if (optind < argc)
+		return fail(err, err_sz, "list takes no command ('%s'): it only reads the libraries; "
+			    "give the process whose libraries to read with -p PID", argv[optind]);
+	if (!opts->libs.cnt)
+		return fail(err, err_sz, "no library given: use --lib LIB (a path, a soname like libz.so.1, or a glob)");
+	return 0;
+}
+
 int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz)
 {
 	const struct cli_option *order[NR_OPTIONS];
@@ -607,6 +612,8 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 	opts->csv = !strcmp(opts->format, "csv");
 	if (cmd & CLI_READ)
 		return check_read(cmd, argc, argv, opts, err, err_sz);
+	if (cmd & CLI_LIST)
+		return check_list(argc, argv, opts, err, err_sz);
 	/* The agent takes libraries from its environment too: it checks them itself. */
 	if (cmd & CLI_AGENT)
 		return optind < argc ? fail(err, err_sz, "agent takes no command ('%s'); profile processes with --container or --cgroup", argv[optind]) : 0;

@@ -27,14 +27,17 @@ enum cli_cmd {
 	CLI_EXPORT = 1 << 5,
 	CLI_TOP = 1 << 6,
 	CLI_AGENT = 1 << 7,
+	CLI_LIST = 1 << 8,
 };
 #define CLI_PROFILE (CLI_LIVE | CLI_RECORD)
 /* What selects and drives a profile: live, record and top share it. */
 #define CLI_TARGET (CLI_PROFILE | CLI_TOP)
 #define CLI_READ (CLI_MERGE | CLI_REPORT | CLI_DUMP | CLI_EXPORT)
-#define CLI_ALL (CLI_TARGET | CLI_READ | CLI_AGENT)
+#define CLI_ALL (CLI_TARGET | CLI_READ | CLI_AGENT | CLI_LIST)
 /* The options the agent shares with the profiling commands (top too): what to probe, and where. */
 #define CLI_PROBING (CLI_TARGET | CLI_AGENT)
+/* What chooses the functions and their probes: list shows what a profile with them would probe. */
+#define CLI_SELECTING (CLI_PROBING | CLI_LIST)
 
 struct profile_opts {
 	struct str_list libs;		/* --lib */
@@ -104,7 +107,7 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 void cli_print_options(FILE *out, enum cli_cmd cmd);
 /* The uses (enum export_use) a command has for a format: what --format accepts there. */
 unsigned int cli_format_uses(enum cli_cmd cmd);
-/* The name a command is called by ("record"). */
+/* The name a command is called by ("record"); of a mask, its lowest command's. From the command table (commands.c). */
 const char *cli_cmd_name(enum cli_cmd cmd);
 void cli_opts_free(struct profile_opts *opts);
 /* What opts select, for the probe table; borrows opts' lists. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/cmd_agent.h"
+#include "cmd/cmd_list.h"
 #include "cmd/commands.h"
 #include "cmd/cmd_top.h"
 #include "cmd/live.h"
@@ -34,11 +35,23 @@ static const struct command commands[] = {
 	  "one line per recorded call, in time order (--csv)" },
 	{ "export", CLI_EXPORT, cmd_export, "export DIR|FILE.dlt [--format perfetto|folded] [--weight WHAT] [-o FILE]",
 	  "a recorded trace for other tools: Perfetto's timeline, flame graphs" },
+	{ "list", CLI_LIST, cmd_list, "list --lib LIB [--func GLOB] [--exclude GLOB] [-p PID] [--placement auto|entry] [--unwind auto|unsafe] [--attach MODE] [--no-demangle] [--json]",
+	  "each function's probe class (emulated, single-stepped, entry-only) and what its probes cost (docs/list.md)" },
 	{ "agent", CLI_AGENT, cmd_agent, "agent --lib LIB [--lib LIB2 ...] [--func GLOB] [--exclude GLOB] [--container ID] [--cgroup PATH] [--listen ADDR:PORT] [--max-overhead PCT] [--max-series N]",
 	  "run as a node agent: Prometheus /metrics and /healthz, an overhead budget (docs/agent.md)" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char *cli_cmd_name(enum cli_cmd cmd)
+{
+	unsigned int lowest = (unsigned int)cmd & -(unsigned int)cmd;
+
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if ((unsigned int)commands[i].id == lowest)
+			return commands[i].name;
+	return "?";
+}
 
 static const struct command *command_of(enum cli_cmd id)
 {

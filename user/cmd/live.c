@@ -22,6 +22,7 @@
 #include "output/exporter.h"
 #include "output/interval_json.h"
 #include "output/output_file.h"
+#include "output/overhead_note.h"
 #include "output/report.h"
 #include "probe/cgroup_target.h"
 #include "probe/session.h"
@@ -68,6 +69,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && verbosity < 2) || verbosity < 1)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+void live_set_libbpf_print(int verbose)
+{
+	verbosity = verbose;
+	libbpf_set_print(libbpf_print);
 }
 
 static double now_s(void)
@@ -161,6 +168,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 		l->info.probe_own_ns[k] = t->probe_own_ns[k];
 		l->info.probe_pair_least_ns[k] = t->probe_pair_least_ns[k];
 	}
+	probe_overhead_estimate(l->funcs, n, t->probe_pair_ns, &l->info.overhead);
 	fill_copies(l);
 }
 
@@ -601,6 +609,16 @@ static int start_session(struct live *l)
 	return 0;
 }
 
+/* After the summary, where the eye lands: what the probes cost, when it is more than a user would guess. */
+static void warn_overhead(const struct live *l)
+{
+	struct overhead_remedy r = { .lib = l->opts.libs.items[0], .placement_entry = l->opts.placement_entry };
+	char line[1024];
+
+	if (overhead_warning(line, sizeof(line), &l->info.overhead, l->info.elapsed_s, &r))
+		warnmsg("%s", line);
+}
+
 /* --cgroup paths and --container ids into the cgroup directories the filter takes. */
 static int resolve_cgroups(struct live *l, char *err, size_t err_sz)
 {
@@ -664,8 +682,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 		return 0;
 	}
 	l->exporter = exporter_find(l->opts.format);
-	verbosity = l->opts.verbose;
-	libbpf_set_print(libbpf_print);
+	live_set_libbpf_print(l->opts.verbose);
 	if (session_preflight(msg, sizeof(msg))) {
 		errmsg("%s", msg);
 		return 1;
@@ -717,6 +734,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 		return l->opts.command || l->exit_status ? l->exit_status : 0;
 	if (print_report(l, true) || trace_failed)
 		return 1;
+	warn_overhead(l);
 	return l->opts.command || l->exit_status ? l->exit_status : 0;
 }
 

@@ -14,6 +14,9 @@ int cmd_live(int argc, char **argv);
 /* The live mode that also writes a trace of every call (-o DIR). */
 int cmd_record(int argc, char **argv);
 
+/* libbpf's messages on stderr as -v asks: its warnings with -v, its info too with -vv. */
+void live_set_libbpf_print(int verbose);
+
 /*
  * A front end that shows the live mode's ticks itself (top): the profile
  * is the live mode's, what it prints is the view's, and no summary follows.

@@ -8,6 +8,7 @@
 
 #include "attribution.h"
 #include "model/probe_class.h"
+#include "output/overhead_note.h"
 #include "output/report.h"
 
 /* Why a function was probed at entry only: its JSON name and the table's footer line. */
@@ -22,6 +23,11 @@ static const struct {
 };
 
 #define NR_WHYS (sizeof(entry_only_whys) / sizeof(entry_only_whys[0]))
+
+const char *report_entry_only_reason(enum entry_only_why why)
+{
+	return (size_t)why < NR_WHYS && entry_only_whys[why].name ? entry_only_whys[why].name : "";
+}
 
 static int str_cmp(const char *a, const char *b)
 {
@@ -360,7 +366,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
 	struct name_cut cut;
-	char t[6][24], note[256];
+	char t[6][24], note[512];
 
 	for (size_t i = 0; i < n; i++) {
 		/* Per function, as the start-up note counts them, called or not. */
@@ -469,6 +475,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		fprintf(out, "# %" PRIu64 " perf counter reads failed: the calls they belong to show counters short by "
 			"what those reads missed\n", info->counter_read_failed);
 	if (report_latency_note(note, sizeof(note), info))
+		fprintf(out, "# %s\n", note);
+	if (overhead_note(note, sizeof(note), &info->overhead, info->probe_pair_ns, info->elapsed_s))
 		fprintf(out, "# %s\n", note);
 	if (info->by != ATTR_BY_FUNCTION)
 		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
@@ -699,6 +707,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "unnamed_processes", info->proc_meta_full);
 	err |= add_u64(doc, "unnamed_threads", info->threads_unnamed);
 	err |= add_compensation(doc, info);
+	err |= overhead_json(doc, &info->overhead, info->probe_pair_ns, info->elapsed_s);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
 	err |= add_events(doc, info);
 	err |= add_copies(doc, info);

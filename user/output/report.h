@@ -11,6 +11,7 @@
 #include "dlprof.h"
 #include "model/attribution.h"
 #include "model/func_summary.h"
+#include "model/probe_overhead.h"
 
 struct report_row {
 	const char *lib;	/* absolute path */
@@ -73,10 +74,13 @@ struct report_info {
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
 	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
+	struct probe_overhead overhead;	/* what the probes cost the targets, estimated; said with elapsed_s */
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
 };
 
+/* Why a function is counted at entry only, as JSON names it ("return-address", "unwinding"). */
+const char *report_entry_only_reason(enum entry_only_why why);
 /* Calls neither timed nor unmatched, of the functions that have a return probe. */
 uint64_t report_untimed_calls(const struct report_row *rows, size_t n);
 /* Sort rows by total time, largest first (ties: calls, then name). */

@@ -204,6 +204,7 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 		pf->demangled = opts->no_demangle ? NULL : demangle(f->name);
 		pf->lib = lib_idx;
 		pf->offset = offset;
+		pf->moved = (uint32_t)(offset - f->file_offset);
 		pf->stepped = stepped;
 		pf->entry_only = ENTRY_ONLY_NO;
 		if (keeps_return_address(f, img)) {
@@ -253,12 +254,12 @@ static int selected_ifuncs(const struct elf_func_list *elf, const struct probe_s
 	return 0;
 }
 
-/* How many of names no function of elf carries any more: the selected IFUNCs left out. */
-static size_t names_missing(const struct elf_func_list *elf, char **names, size_t cnt)
+/* The names no function of elf carries any more: the selected IFUNCs left out. */
+static int names_missing(const struct elf_func_list *elf, char **names, size_t cnt, char ***out, size_t *missing)
 {
-	size_t missing = 0;
+	int err = 0;
 
-	for (size_t k = 0; k < cnt; k++) {
+	for (size_t k = 0; k < cnt && !err; k++) {
 		bool found = false;
 
 		for (size_t i = 0; i < elf->cnt && !found; i++) {
@@ -268,9 +269,10 @@ static size_t names_missing(const struct elf_func_list *elf, char **names, size_
 			for (size_t a = 0; !found && f->aliases && f->aliases[a]; a++)
 				found = !strcmp(f->aliases[a], names[k]);
 		}
-		missing += !found;
+		if (!found)
+			err = add_name(out, missing, names[k]);
 	}
-	return missing;
+	return err;
 }
 
 static int load_lib(struct probe_table *t, size_t lib_idx, const struct probe_selection *opts,
@@ -302,7 +304,12 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct probe_se
 		goto cleanup;
 	}
 	/* Only those the globs asked for are worth a warning. */
-	lib->ifunc_unresolved = unresolved ? names_missing(&elf, ifuncs, nr_ifuncs) : 0;
+	if (unresolved)
+		ret = names_missing(&elf, ifuncs, nr_ifuncs, &lib->ifunc_unresolved_names, &lib->ifunc_unresolved);
+	if (ret) {
+		snprintf(err, err_sz, "cannot resolve the IFUNCs of %s: %s", lib->file->display, strerror(-ret));
+		goto cleanup;
+	}
 	memcpy(lib->build_id, elf.build_id, sizeof(lib->build_id));
 	ret = lib_image_read(&img, lib->file->path);
 	if (ret) {
@@ -432,6 +439,7 @@ void probe_table__free(struct probe_table *t)
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		names_free(t->libs[i].unprobeable, t->libs[i].nr_unprobeable);
 		names_free(t->libs[i].entry_only, t->libs[i].nr_entry_only);
+		names_free(t->libs[i].ifunc_unresolved_names, t->libs[i].ifunc_unresolved);
 	}
 	free(t->funcs);
 	free(t->libs);

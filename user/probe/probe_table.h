@@ -39,6 +39,7 @@ struct probe_lib {
 	size_t first_func;		/* this library's functions are funcs[first_func, first_func+nr_funcs) */
 	size_t nr_funcs;
 	size_t ifunc_unresolved;	/* selected IFUNCs left out: their implementation could not be found */
+	char **ifunc_unresolved_names;	/* their names, ifunc_unresolved of them */
 	size_t moved;			/* entry probes placed past the entry (docs/probe-placement.md) */
 	char **unprobeable;		/* functions left out: no instruction near the entry takes a uprobe */
 	size_t nr_unprobeable;
@@ -52,6 +53,7 @@ struct probe_func {
 	char *demangled;		/* elf/demangle.h's reading of it; NULL: none, or --no-demangle */
 	size_t lib;			/* index into libs */
 	uint64_t offset;		/* file offset of the probes (the entry's, or past it when moved) */
+	uint32_t moved;			/* bytes the probes sit past the symbol's entry; 0: at the entry */
 	enum entry_only_why entry_only;	/* no return probe, and why */
 	bool stepped;			/* the probed instruction is single-stepped, not emulated */
 };

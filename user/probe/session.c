@@ -196,6 +196,8 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 			   attach_mode_name(s->mode));
 		goto fail;
 	}
+	/* The mode chosen; the attacher says at start which one it used. */
+	s->tot.attach_mode = attach_mode_name(s->mode);
 	/* Without it, unwinding through a return probe cannot be repaired: the table keeps them off. */
 	/* The repair writes slots it finds by a bpf_loop() walk of the pending returns. */
 	s->unwind_fix = !unwind_fix_probe() && kernel_has(KF_BPF_LOOP);
@@ -369,8 +371,9 @@ static void calibrate(struct session *s)
 	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
 	s->skel->bss->calibrating = 0;
 	forget_own_thread(s);
+	/* Under --raw-latency the costs only estimate what the probes cost the targets: nothing to say of the times. */
 	if (err) {
-		s->tot.compensation_err = err;
+		s->tot.compensation_err = s->opts.raw_latency ? 0 : err;
 		return;
 	}
 	kernel_probe_runtime(&s->maps, &run1, &runs1);
@@ -391,7 +394,7 @@ static void calibrate(struct session *s)
 		s->tot.probe_pair_ns[k] = c.pair_ns[k];
 		s->tot.probe_own_ns[k] = c.own_ns[k];
 	}
-	s->tot.compensated = true;
+	s->tot.compensated = !s->opts.raw_latency;
 }
 
 /*
@@ -465,7 +468,8 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prog(s->skel->progs.dlprof_exec, &s->skel->links.dlprof_exec);
 	if (!err)
 		note_maps(s);
-	if (!err && !s->opts.raw_latency)
+	/* With --raw-latency too: the costs also say what the probes cost the targets (model/probe_overhead.h). */
+	if (!err)
 		calibrate(s);
 	return err;
 }
