@@ -455,7 +455,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
 		info->attach_mode, info->attach_ms);
 	if (info->functions_moved)
-		fprintf(out, ", %zu placed off-entry", info->functions_moved);
+		fprintf(out, ", %zu probed a few bytes past their entry, where a probe costs less", info->functions_moved);
 	if (info->functions_skipped)
 		fprintf(out, ", %zu could not be probed", info->functions_skipped);
 	if (info->detach_unfinished)
