@@ -42,6 +42,14 @@ int attach_mode_supported(enum attach_mode mode);
  */
 int attach_prepare_progs(const struct attach_progs *progs, enum attach_mode mode);
 
+/*
+ * Classic mode holds a file descriptor per probe, two per function: makes
+ * RLIMIT_NOFILE's soft limit room for probes more than the process's other
+ * descriptors (up to the hard limit, and past it with CAP_SYS_RESOURCE).
+ * 0, or -EMFILE when the limit stays short (-errno on other failures).
+ */
+int attach_fd_reserve(size_t probes);
+
 /* The kernel's own "operation not supported" (not in userspace errno.h): an instruction a uprobe cannot take. */
 #define DLPROF_ENOTSUPP 524
 

@@ -513,6 +513,9 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	double t0;
 	int ret;
 
+	/* An entry and a return probe per function; a limit still short shows as EMFILE at the attach. */
+	if (s->mode == ATTACH_CLASSIC)
+		attach_fd_reserve(2 * s->table.nr_funcs);
 	/* Descendants have pids of their own: -p cannot filter the links by pid. */
 	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
