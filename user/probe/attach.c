@@ -41,13 +41,6 @@ struct link_create_uprobe_multi {
 	__u32 pid;
 };
 
-/* One link: a multi or session link holds a run of functions, a classic one one probe. */
-struct attach_link {
-	int fd;
-	bool ret;		/* classic: the return probe */
-	uint64_t cookie;	/* classic: the probe's BPF cookie; 0 for a run */
-};
-
 /*
  * The uprobe PMU (kernel 4.17, commit 33ea4b24277b "perf/core: Implement
  * the 'perf_uprobe' PMU"): its perf type and the config bit that makes a
@@ -516,6 +509,56 @@ int attacher__attach_file(struct attacher *a, const char *path, const uint64_t *
 size_t attacher__nr_attached(const struct attacher *a)
 {
 	return a->nr_attached;
+}
+
+const struct attach_link *attacher__links(const struct attacher *a, size_t *n)
+{
+	*n = a->nr_links;
+	return a->links;
+}
+
+void attacher__forget_links(struct attacher *a)
+{
+	a->nr_links = 0;
+}
+
+struct link_rank {
+	struct attach_link link;
+	bool last;		/* the unwinder's */
+	uint64_t calls;
+	size_t index;		/* as made: entries before returns, and a stable sort */
+};
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+	const struct link_rank *a = pa, *b = pb;
+
+	if (a->last != b->last)
+		return a->last ? 1 : -1;
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+void attach_links_order(struct attach_link *links, size_t n, const uint64_t *calls, size_t nr_calls)
+{
+	struct link_rank *r = calls && n > 1 ? calloc(n, sizeof(*r)) : NULL;
+
+	/* Without the memory, the order they were made in: entries before returns all the same. */
+	if (!r)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = links[i].cookie & DLPROF_COOKIE_ID_MASK;
+
+		r[i] = (struct link_rank){ .link = links[i], .index = i,
+					   .last = links[i].cookie & DLPROF_COOKIE_UNWIND_MASK };
+		if (!r[i].last && links[i].cookie && id < nr_calls)
+			r[i].calls = calls[id];
+	}
+	qsort(r, n, sizeof(*r), rank_cmp);
+	for (size_t i = 0; i < n; i++)
+		links[i] = r[i].link;
+	free(r);
 }
 
 enum attach_mode attacher__mode(const struct attacher *a)

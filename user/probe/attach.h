@@ -7,6 +7,7 @@
 #ifndef DLPROF_ATTACH_H
 #define DLPROF_ATTACH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -62,6 +63,23 @@ struct attach_skip {
 	int err;		/* -errno from the kernel */
 };
 
+/* One link: a multi or session link holds a run of functions, a classic one one probe. */
+struct attach_link {
+	int fd;
+	bool ret;		/* classic: the return probe */
+	uint64_t cookie;	/* classic: the probe's BPF cookie (its function id in the low bits); 0 for a run */
+};
+
+/*
+ * Links in the order whose closing helps most while the kernel removes
+ * classic probes one grace period at a time: those of the functions with
+ * the most calls (calls[id], nr_calls entries; NULL: order kept) first, as
+ * their breakpoints cost their callers until they go; a function's entry
+ * before its return, so a call entered meanwhile still meets its return
+ * probe; the unwinder's probes last, as return probes may need them.
+ */
+void attach_links_order(struct attach_link *links, size_t n, const uint64_t *calls, size_t nr_calls);
+
 struct attacher;
 
 /*
@@ -82,6 +100,10 @@ int attacher__attach_file(struct attacher *a, const char *path, const uint64_t *
 			  const uint64_t *cookies, size_t cnt,
 			  struct attach_skip **skips, size_t *nr_skips);
 size_t attacher__nr_attached(const struct attacher *a);
+/* The links a holds, in the order they were made; valid until a changes. */
+const struct attach_link *attacher__links(const struct attacher *a, size_t *n);
+/* Forgets a's links without closing them: whoever copied them closes them now. */
+void attacher__forget_links(struct attacher *a);
 enum attach_mode attacher__mode(const struct attacher *a);
 /* Detaches everything; NULL-safe. */
 void attacher__free(struct attacher *a);

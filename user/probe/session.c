@@ -772,6 +772,50 @@ static bool wait_detach(struct detacher *d, const struct session_stop_wait *w, d
 	return true;
 }
 
+/*
+ * Classic probes go in one detacher, the most called functions' first,
+ * since the kernel closes them one at a time anyway. Other links each on
+ * a thread of its own, so that their grace periods overlap.
+ */
+static struct detacher *start_detach(struct session *s)
+{
+	struct attacher **all = calloc(s->nr_chunks + 1, sizeof(*all));
+	uint64_t *calls = NULL;
+	struct detacher *d = NULL;
+	size_t n = 0;
+
+	if (s->mode == ATTACH_CLASSIC && all) {
+		if (s->attacher)
+			all[n++] = s->attacher;
+		for (size_t c = 0; c < s->nr_chunks; c++)
+			if (s->chunks[c])
+				all[n++] = s->chunks[c];
+		calls = n ? calloc(s->table.nr_funcs ?: 1, sizeof(*calls)) : NULL;
+		if (calls && session__read_calls(s, calls)) {
+			free(calls);
+			calls = NULL;
+		}
+		d = n ? detacher__start_many(all, n, calls, s->table.nr_funcs) : NULL;
+		if (d) {
+			memset(s->chunks, 0, s->nr_chunks * sizeof(*s->chunks));
+			s->attacher = NULL;
+		}
+	}
+	free(calls);
+	free(all);
+	for (size_t c = 0; c < s->nr_chunks; c++) {
+		close_on_thread(s, s->chunks[c]);
+		s->chunks[c] = NULL;
+	}
+	if (!d && s->attacher) {
+		d = detacher__start(s->attacher);
+		if (!d)
+			attacher__free(s->attacher);
+	}
+	s->attacher = NULL;
+	return d;
+}
+
 int session__stop(struct session *s, const struct session_stop_wait *w)
 {
 	double t0 = now_s();
@@ -780,15 +824,7 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 
 	/* The copies first (their detach starts on threads): no new one may be attached while the rest goes. */
 	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
-	/* Each chunk on a thread of its own: one after the other, each close waits for a grace period. */
-	for (size_t c = 0; c < s->nr_chunks; c++) {
-		close_on_thread(s, s->chunks[c]);
-		s->chunks[c] = NULL;
-	}
-	d = detacher__start(s->attacher);
-	if (!d)
-		attacher__free(s->attacher);
-	s->attacher = NULL;
+	d = start_detach(s);
 	if (d)
 		done = wait_detach(d, w, t0);
 	if (!wait_all(s->closing, s->nr_closing, done ? w->patience_ms : 0))
@@ -830,15 +866,14 @@ void session__free(struct session *s)
 	if (s->cmd.pid > 0 && s->cmd.go_fd >= 0)
 		launched_cmd__abort(&s->cmd);
 	copy_discovery__free(s->discovery);
-	for (size_t c = 0; c < s->nr_chunks; c++)
-		attacher__free(s->chunks[c]);
+	/* Still attached when the start failed or was cancelled: closed without holding the caller. */
+	detacher__free(start_detach(s));
 	free(s->chunks);
 	free(s->linked);
 	free(s->chunk_gen);
 	free(s->all_calls_cpu);
 	wait_all(s->closing, s->nr_closing, 0);
 	free(s->closing);
-	attacher__free(s->attacher);
 	recorder__free(s->recorder);
 	kernel_groups__free(s->groups);
 	profile_bpf__destroy(s->skel);
