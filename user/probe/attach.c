@@ -59,6 +59,9 @@ struct attacher {
 	struct attach_link *links;
 	size_t nr_links, cap_links;
 	size_t nr_attached;
+	size_t nr_done;			/* functions attached or refused, for the tick */
+	attach_tick_fn tick;
+	void *tick_ctx;
 };
 
 static const char *const mode_names[] = {
@@ -453,6 +456,13 @@ struct attach_run {
 	int first_err;
 };
 
+/* cnt more functions done: 0, or -ECANCELED when the tick says to stop. */
+static int tick(struct attacher *a, size_t cnt)
+{
+	a->nr_done += cnt;
+	return a->tick && a->tick(a->tick_ctx, a->nr_done) ? -ECANCELED : 0;
+}
+
 /* Attach [lo, lo+cnt); on a refusal split in halves to isolate the offsets at fault. */
 static int attach_split(struct attach_run *run, size_t lo, size_t cnt)
 {
@@ -471,14 +481,14 @@ static int attach_split(struct attach_run *run, size_t lo, size_t cnt)
 		err = -EAGAIN; /* classic goes one by one */
 	if (!err) {
 		a->nr_attached += cnt;
-		return 0;
+		return tick(a, cnt);
 	}
 	if (err != -EAGAIN && !run->first_err)
 		run->first_err = err;
 	if (fatal_attach_error(err))
 		return err;
 	if (cnt == 1)
-		return add_skip(run->skips, run->nr_skips, &run->cap_skips, lo, err);
+		return add_skip(run->skips, run->nr_skips, &run->cap_skips, lo, err) ?: tick(a, 1);
 	err = attach_split(run, lo, cnt / 2);
 	if (err)
 		return err;
@@ -504,6 +514,12 @@ int attacher__attach_file(struct attacher *a, const char *path, const uint64_t *
 	if (a->nr_attached == before && cnt)
 		return run.first_err ?: -EINVAL;
 	return 0;
+}
+
+void attacher__set_tick(struct attacher *a, attach_tick_fn fn, void *ctx)
+{
+	a->tick = fn;
+	a->tick_ctx = ctx;
 }
 
 size_t attacher__nr_attached(const struct attacher *a)
