@@ -334,8 +334,14 @@ static int uprobe_pmu_read(struct uprobe_pmu *pmu)
  * links and their cookies: kernel 5.15, commit b89fbfbb854c "bpf: Implement
  * minimal BPF perf link"). The link holds the event, so the event's own fd
  * is closed at once: one fd per probe, not libbpf's two, which is what lets
- * thousands of functions fit the usual file limits. Returns the link's fd
- * or -errno.
+ * thousands of functions fit the usual file limits.
+ *
+ * The event stays disabled. The program runs all the same: it hangs off
+ * the trace event's program array, which the uprobe's handler runs before
+ * it looks at any perf event (__uprobe_perf_func). An enabled event would
+ * be scheduled on its CPU's context, and installing each new event there
+ * reschedules all of them (ctx_resched): thousands of probes then attach
+ * in quadratic time. Returns the link's fd or -errno.
  */
 static int classic_probe(struct attacher *a, int prog_fd, const char *path, uint64_t offset, uint64_t cookie,
 			 bool ret)
@@ -346,6 +352,7 @@ static int classic_probe(struct attacher *a, int prog_fd, const char *path, uint
 		.config = ret ? 1ull << a->pmu.ret_bit : 0,
 		.config1 = (__u64)(unsigned long)path,	/* uprobe_path */
 		.config2 = offset,			/* probe_offset */
+		.disabled = 1,
 	};
 	LIBBPF_OPTS(bpf_link_create_opts, lopts, .perf_event.bpf_cookie = cookie);
 	/* System-wide: any task on CPU 0's context (a uprobe fires on every CPU); else that process's. */
