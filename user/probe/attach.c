@@ -575,7 +575,7 @@ void attach_links_order(struct attach_link *links, size_t n, const uint64_t *cal
 
 		r[i] = (struct link_rank){ .link = links[i], .index = i,
 					   .last = links[i].cookie & DLPROF_COOKIE_UNWIND_MASK };
-		if (!r[i].last && links[i].cookie && id < nr_calls)
+		if (!r[i].last && id < nr_calls)
 			r[i].calls = calls[id];
 	}
 	qsort(r, n, sizeof(*r), rank_cmp);
