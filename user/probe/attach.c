@@ -527,6 +527,7 @@ void attacher__set_tick(struct attacher *a, attach_tick_fn fn, void *ctx)
 {
 	a->tick = fn;
 	a->tick_ctx = ctx;
+	a->nr_done = 0;
 }
 
 size_t attacher__nr_attached(const struct attacher *a)

@@ -90,8 +90,9 @@ struct attacher;
 struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs *progs, pid_t pid);
 /*
  * Called after each function a attaches or finds refused (one at a time in
- * classic mode, a whole run in the others), with their count so far; true
- * stops the attach, which then fails with -ECANCELED. NULL: none.
+ * classic mode, a whole run in the others), with their count since the tick
+ * was set; true stops the attach, which then fails with -ECANCELED. NULL:
+ * none.
  */
 typedef bool (*attach_tick_fn)(void *ctx, size_t done);
 void attacher__set_tick(struct attacher *a, attach_tick_fn tick, void *ctx);

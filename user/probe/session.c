@@ -69,6 +69,7 @@ struct session {
 	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
 	size_t nr_closing;
 	double phase_t0, progress_last;	/* the progress callback's: when the phase began, when it was last called */
+	size_t attach_done;		/* the table's functions attached or refused so far */
 };
 
 /*
@@ -525,6 +526,7 @@ static bool attach_tick(void *ctx, size_t done)
 {
 	struct session *s = ctx;
 
+	s->attach_done = done;
 	return progress(s, SESSION_ATTACHING, done, s->table.nr_funcs, false);
 }
 
@@ -535,14 +537,13 @@ static int attach_table(struct session *s, char *err, size_t err_sz)
 	int ret;
 
 	s->phase_t0 = s->progress_last = now_s();
+	s->attach_done = 0;
 	attacher__set_tick(s->attacher, attach_tick, s);
 	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
 	attacher__set_tick(s->attacher, NULL, NULL);
 	if (ret == -ECANCELED) {
-		progress(s, SESSION_ATTACHING, attacher__nr_attached(s->attacher) + s->tot.functions_skipped, total,
-			 true);
-		return fail(err, err_sz, ret, "attach cancelled after %zu of %zu functions",
-			    attacher__nr_attached(s->attacher) + s->tot.functions_skipped, total);
+		progress(s, SESSION_ATTACHING, s->attach_done, total, true);
+		return fail(err, err_sz, ret, "attach cancelled after %zu of %zu functions", s->attach_done, total);
 	}
 	if (!ret)
 		progress(s, SESSION_ATTACHING, total, total, true);
