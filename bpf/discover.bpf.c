@@ -93,6 +93,22 @@ const volatile __u32 loader_tgid = 0;
 #define S_IFMT_BITS	00170000
 #define S_IFREG_BITS	0100000
 
+/*
+ * A kernel whose dentry has d_alias in an anonymous union, not in the union
+ * named d_u (Debian's 7.3 has it so); CO-RE finds fields through anonymous
+ * members only, so each layout needs its own name.
+ */
+struct dentry___anon_u {
+	struct hlist_node d_alias;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 dentry_alias_offset(void)
+{
+	if (bpf_core_field_exists(struct dentry___anon_u, d_alias))
+		return bpf_core_field_offset(struct dentry___anon_u, d_alias);
+	return bpf_core_field_offset(struct dentry, d_u.d_alias);
+}
+
 /* The name of one of the inode's dentries: what ld.so opened, unless hard-linked under another. */
 static __always_inline void inode_name(struct inode *inode, char *buf, __u32 sz)
 {
@@ -102,7 +118,7 @@ static __always_inline void inode_name(struct inode *inode, char *buf, __u32 sz)
 	buf[0] = '\0';
 	if (!first)
 		return;
-	dentry = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	dentry = (void *)first - dentry_alias_offset();
 	bpf_probe_read_kernel_str(buf, sz, BPF_CORE_READ(dentry, d_name.name));
 }
 

@@ -21,10 +21,27 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/*
+ * Global functions. The verifier follows every path through a program,
+ * and an __always_inline helper called in a loop or from several places
+ * is followed again each time: 6.1's verifier, which prunes less than
+ * later ones, gave up on record mode's entry program at its limit of a
+ * million instructions. A global (non-static, __noinline) function is
+ * verified once, on its own, from its argument types (kernel 5.6, commit
+ * 51c39bb1d5d1 "bpf: Introduce function-by-function verification";
+ * pointer arguments from 5.12, commit e5069b9c23b3 "bpf: Support pointers
+ * in global func args"), so its callers' paths do not multiply its own.
+ * A pointer argument arrives as memory of the pointed type's size that
+ * may be NULL, and the function returns an integer (6.1 allows no other
+ * return type).
+ */
+
 /* What bpf_map_update_elem(BPF_NOEXIST) returns when another CPU made the entry first. */
 #define EEXIST 17
 
 const volatile __u32 filter_mode = DLPROF_FILTER_ALL;
+/* The profiler's own process: never profiled, whatever the filter (its trace compression calls libz). */
+const volatile __u32 self_tgid = 0;
 /* Entries of cgroup_targets in use (DLPROF_FILTER_CGROUPS). */
 const volatile __u32 nr_cgroups = 0;
 /* Also track the children a tracked process forks (launched commands). */
@@ -43,6 +60,12 @@ const volatile __u64 wakeup_bytes = 0;
  * so the programs load without that right.
  */
 const volatile __u32 unwind_fix = 0;
+/*
+ * bpf_loop() (kernel 5.17, commit e6f2dd0f8067) walks the pending returns.
+ * Without it the walk is pruned by the verifier (this is rodata) and the
+ * stack repair is not offered (user/probe/session.c).
+ */
+const volatile __u32 has_bpf_loop = 0;
 /*
  * --by: enum dlprof_group_by. With DLPROF_BY_FUNCTION (the default) the
  * verifier prunes every group path, so the default costs nothing more.
@@ -65,6 +88,7 @@ const volatile __u32 compensate = 0;
  * the part of it that falls inside the call's own entry-to-return time.
  */
 __u64 comp_pair_ns[DLPROF_PROBE_CLASSES] = {};
+__u64 comp_pair_least_ns[DLPROF_PROBE_CLASSES] = {};
 __u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
 /*
  * The loader's calibration runs: its probes (DLPROF_COOKIE_CALIB) pass any
@@ -212,6 +236,7 @@ struct frame {
 	__u64 group;		/* --by: the call's group at entry, where its return is counted too */
 	__u32 nested[DLPROF_PROBE_CLASSES];	/* compensate: probed calls completed inside this one */
 	__u32 cls;		/* enum dlprof_probe_class of this function's probes */
+	__u32 pad;		/* named, so a frame on the stack is all initialized, as a global function's argument must be */
 	__u64 oncpu0;		/* virtual on-CPU time at entry */
 	__u64 snap[DLPROF_MAX_EVENTS];	/* virtual counters at entry */
 };
@@ -470,6 +495,8 @@ static __always_inline bool tracked(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	if (tgid == self_tgid)
+		return false;
 	if (filter_mode == DLPROF_FILTER_ALL)
 		return true;
 	if (filter_mode == DLPROF_FILTER_CGROUPS) {
@@ -713,19 +740,27 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 /*
  * A frame that can no longer return: left by longjmp, too deep, or still
  * open at thread exit (unmatched); or left by an exception or a forced
- * unwind while the unwinder ran (unwound).
+ * unwind while the unwinder ran (unwound). tc may be NULL.
+ *
+ * A global function ("Global functions" above): the loops that drop
+ * frames call it up to DLPROF_MAX_DEPTH times, and inlined, its record
+ * and aggregates were verified again at every iteration.
  */
-static __always_inline void count_lost(const struct thread_calls *tc, const struct frame *f, __u32 depth)
+__noinline int count_lost(const struct thread_calls *tc, const struct frame *f, __u32 depth)
 {
 	bool unwound = tc && tc->unwinding == UNWIND_EXCEPTION;
-	struct func_stats *s = get_stats(f->func_id);
+	struct func_stats *s;
 	struct group_stats *g;
 
+	if (!f)
+		return 0;
+	s = get_stats(f->func_id);
 	if (s)
 		__sync_fetch_and_add(unwound ? &s->unwound : &s->unmatched, 1);
 	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
 		__sync_fetch_and_add(unwound ? &g->s.unwound : &g->s.unmatched, 1);
 	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
+	return 0;
 }
 
 /*
@@ -742,6 +777,25 @@ static __always_inline void add_nonzero(__u64 *slot, __u64 v)
 }
 
 /*
+ * The s->hist[] slot of a duration. hist_bucket() stays below HIST_BUCKETS,
+ * but the verifier cannot follow its arithmetic and needs a bound check.
+ * On a __u32 index the compiler tests a zero-extended copy and adds the
+ * other copy to the pointer, and 6.1's verifier does not carry the bound
+ * over to it ("unbounded memory access"; later verifiers do). Here the
+ * index is one 64-bit register, which the barrier keeps the compiler from
+ * splitting or reasoning about, clamped where the verifier sees it.
+ */
+static __always_inline __u64 *hist_slot(struct func_stats *s, __u64 dur_ns)
+{
+	__u64 b = hist_bucket(dur_ns);
+
+	barrier_var(b);
+	if (b > HIST_BUCKETS - 1)
+		b = HIST_BUCKETS - 1;
+	return &s->hist[b];
+}
+
+/*
  * A timed call into s. On-CPU time goes in as wall minus on-CPU (0 unless
  * the thread was switched out): func_stats_settle()
  * makes the on-CPU total of it.
@@ -749,8 +803,6 @@ static __always_inline void add_nonzero(__u64 *slot, __u64 v)
 static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 oncpu_ns,
 				      const __u64 *deltas, __u32 flags)
 {
-	__u32 b;
-
 	/* The histogram's total is the count of timed calls: one atomic fewer per call. */
 	__sync_fetch_and_add(&s->total_ns, dur_ns);
 	add_nonzero(&s->offcpu_ns, dur_ns - oncpu_ns);
@@ -763,9 +815,7 @@ static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 
 	}
 	update_min(&s->min_ns, dur_ns ?: 1);
 	update_max(&s->max_ns, dur_ns);
-	b = hist_bucket(dur_ns);
-	if (b < HIST_BUCKETS)
-		__sync_fetch_and_add(&s->hist[b], 1);
+	__sync_fetch_and_add(hist_slot(s, dur_ns), 1);
 }
 
 /*
@@ -817,34 +867,51 @@ static __always_inline __u64 uretprobe_trampoline(void)
  * At an entry, a frame with the same %sp is dead unless this entry is a
  * tail call from it; at a return, only frames below the returning one are.
  */
-static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, bool at_entry)
+__noinline int drop_dead_frames_below(struct thread_calls *tc, __u64 sp, bool at_entry)
 {
-	bool tail_call_checked = false, tail_call = false;
+	__u64 ret = 0, alive_from = sp;
 
+	if (!tc)
+		return 0;
+	/*
+	 * Frames below alive_from are dead. Set once before the walk: a flag
+	 * tested in the walk made the verifier check each of its steps once
+	 * per value of the flag.
+	 */
+	if (at_entry) {
+		bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
+		if (!ret || ret != uretprobe_trampoline())
+			alive_from = sp + 1;
+	}
 	for (int i = 0; i < DLPROF_MAX_DEPTH; i++) {
 		struct frame *f;
 
 		if (tc->depth == 0)
-			return;
+			return 0;
 		f = frame_at(tc, tc->depth - 1);
-		if (f->sp > sp)
-			return;
-		if (f->sp == sp) {
-			if (!at_entry)
-				return;
-			if (!tail_call_checked) {
-				__u64 ret = 0;
-
-				bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
-				tail_call = ret && ret == uretprobe_trampoline();
-				tail_call_checked = true;
-			}
-			if (tail_call)
-				return;
-		}
+		if (f->sp >= alive_from)
+			return 0;
 		tc->depth--;
 		count_lost(tc, f, tc->depth);
 	}
+	return 0;
+}
+
+/*
+ * Most probes find the top frame alive and call nothing. The walk itself
+ * is a global function ("Global functions" above), verified once rather
+ * than at each of its callers.
+ */
+static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, bool at_entry)
+{
+	struct frame *top;
+
+	if (tc->depth == 0)
+		return;
+	top = frame_at(tc, tc->depth - 1);
+	if (top->sp > sp || (top->sp == sp && !at_entry))
+		return;
+	drop_dead_frames_below(tc, sp, at_entry);
 }
 
 /*
@@ -854,9 +921,10 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
  * and stops. When an unwinder starts, every slot the kernel hijacked on
  * this thread gets its original address back (the kernel's own list of
  * pending returns holds both); once the thread runs above the unwinder
- * again (a catch, or any later probe), the slots of the frames still alive
- * get the trampoline back, so their returns are timed. The kernel drops
- * the pending returns of frames that are gone by its stack-pointer rule.
+ * again (a catch, the walker's return, or any later probe), the slots of
+ * the frames still alive get the trampoline back, so their returns are
+ * timed. The kernel drops the pending returns of frames that are gone by
+ * its stack-pointer rule.
  */
 /*
  * One walk of the kernel's pending returns of this thread, newest first.
@@ -866,7 +934,7 @@ static __always_inline void drop_dead_frames(struct thread_calls *tc, __u64 sp, 
 struct slot_walk {
 	struct return_instance *ri;
 	__u64 tramp;
-	__u64 sp;		/* rearm: only slots above it */
+	__u64 lowest;		/* rearm: only slots at or above it (frames still alive) */
 	__u32 found;
 	bool rearm;		/* the trampoline back in, rather than the original out */
 };
@@ -883,7 +951,7 @@ static long slot_step(__u32 i, struct slot_walk *w)
 	w->ri = BPF_CORE_READ(ri, next);
 	if (w->rearm) {
 		/* arch_uretprobe_is_alive(): a frame is alive while its slot is above the stack pointer. */
-		if (slot > w->sp && orig != w->tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
+		if (slot >= w->lowest && orig != w->tramp && !bpf_probe_read_user(&cur, sizeof(cur), (void *)slot) &&
 		    cur == orig) {
 			w->found++;
 			if (unwind_fix)
@@ -902,31 +970,56 @@ static long slot_step(__u32 i, struct slot_walk *w)
 }
 
 /* Returns the slots it found; they are written only with unwind_fix. */
-static __always_inline __u32 walk_return_slots(bool rearm, __u64 sp)
+static __always_inline __u32 walk_return_slots(bool rearm, __u64 lowest)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct slot_walk w = {
 		.ri = BPF_CORE_READ(task, utask, return_instances),
 		.tramp = uretprobe_trampoline(),
-		.sp = sp,
+		.lowest = lowest,
 		.rearm = rearm,
 	};
 
-	bpf_loop(DLPROF_MAX_DEPTH, slot_step, &w, 0);
+	if (has_bpf_loop)
+		bpf_loop(DLPROF_MAX_DEPTH, slot_step, &w, 0);
 	return w.found;
 }
 
-/* Past the unwinder (sp above its entry): frames below sp are gone, the others armed again. */
+/*
+ * Past the unwinder (sp above its entry), at the entry of a call (a catch
+ * or any probed function): the call has just written its own return
+ * address at sp, so the frames at sp or below are gone (a catcher calls
+ * __cxa_begin_catch with the stack pointer it called the thrower with:
+ * the thrower's slot is sp itself). The frames above are armed again.
+ */
 static __always_inline void unwind_done(struct thread_calls *tc, __u64 sp)
 {
 	if (!unwind_fix || !tc->unwinding || sp <= tc->unwind_sp)
 		return;
-	drop_dead_frames(tc, sp, false);
-	walk_return_slots(true, sp);
+	drop_dead_frames(tc, sp, true);
+	walk_return_slots(true, sp + 1);
 	tc->unwinding = UNWIND_NONE;
 }
 
-/* An unwinder starts (throw, resume, forced unwind, backtrace) or a handler catches. */
+/*
+ * At a return instruction of _Unwind_Backtrace (sp: its return slot). The
+ * walk unwound nothing: the frames above are alive and get their return
+ * probes back, the one at sp too (a probed function that tail-called the
+ * walker). A frame below was left during the walk (a longjmp out of its
+ * callback). An exception in flight stays one (a cleanup that took a
+ * backtrace): its next unwinder entry puts the original addresses back.
+ */
+static __always_inline void walk_done(struct thread_calls *tc, __u64 sp)
+{
+	if (!unwind_fix || !tc->unwinding)
+		return;
+	drop_dead_frames(tc, sp, false);
+	walk_return_slots(true, sp);
+	if (tc->unwinding == UNWIND_WALK)
+		tc->unwinding = UNWIND_NONE;
+}
+
+/* An unwinder starts (throw, resume, forced unwind, backtrace) or ends a walk, or a handler catches. */
 static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
 {
 	struct thread_calls *tc;
@@ -940,6 +1033,10 @@ static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	if (cookie & DLPROF_COOKIE_UNWIND_CATCH) {
 		unwind_done(tc, sp);
+		return 1;
+	}
+	if (cookie & DLPROF_COOKIE_UNWIND_WALKED) {
+		walk_done(tc, sp);
 		return 1;
 	}
 	/* Without unwind_fix (--unwind unsafe) the slots are only counted: the walk will fail. */
@@ -959,8 +1056,20 @@ static __always_inline int on_unwind_probe(struct pt_regs *ctx, __u64 cookie)
  * Uprobe session kfuncs (kernel 6.13, commit d920179b3d48 "bpf: Add support
  * for uprobe multi session attach"); bpftool 7.1's vmlinux.h predates
  * them. Weak, so kernels without them still load the other programs.
+ * Linux 7.0 (commit 8fe4dc4f6456) gave them the program's context as their
+ * one argument. libbpf 1.1 checks every kfunc extern of the object against
+ * the kernel at load, autoloaded or not, and has neither kfunc flavors nor
+ * tolerance of a weak extern whose proto differs: one object cannot name
+ * both, so the build makes this one twice (bpf/meson.build) and userspace
+ * opens the image whose signature the kernel's BTF has (probe/session.c).
  */
+#ifdef DLPROF_SESSION_KFUNC_CTX
+extern bool bpf_session_is_return(void *ctx) __ksym __weak;
+#define session_is_return(ctx) bpf_session_is_return(ctx)
+#else
 extern bool bpf_session_is_return(void) __ksym __weak;
+#define session_is_return(ctx) bpf_session_is_return()
+#endif
 
 /* A relinked chunk's probe counts only while its link is the chunk's current one (include/dlprof.h). */
 static __always_inline bool gate_open(__u64 cookie)
@@ -1070,6 +1179,31 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 }
 
 /*
+ * What to take off a call of dur_ns: its own probes' least share, and the
+ * calibrated cost of each probed call completed inside it. When that is
+ * more than the call took, the costs did not hold for this call: the
+ * least ones do, call by call; past those nothing is known, and the call
+ * stays as measured. So no call comes out faster than it ran unprobed.
+ */
+static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u64 dur_ns)
+{
+	__u64 own = comp_own_ns[cls];
+	__u64 cost = own + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] + ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+
+	/*
+	 * A single-stepped pair's cost varies call to call by more than a
+	 * short call takes: no calibrated value holds for each call. Such a
+	 * function's times stay raw (the table marks them).
+	 */
+	if (cls == DLPROF_PROBE_STEPPED)
+		return 0;
+	if (cost >= dur_ns)
+		cost = own + ne * comp_pair_least_ns[DLPROF_PROBE_EMULATED] +
+		       ns * comp_pair_least_ns[DLPROF_PROBE_STEPPED];
+	return cost < dur_ns ? cost : 0;
+}
+
+/*
  * The call's times less what its own probes and the probes of the calls
  * completed inside it cost (as calibrated), then aggregated; the raw times
  * are kept beside and go to the trace. Its caller learns of it and of what
@@ -1081,11 +1215,15 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
 	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
 	__u64 own = comp_own_ns[cls];
-	__u64 cost = own + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] + ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+	__u64 cost = compensation_ns(cls, ne, ns, dur_ns);
 	struct func_stats *s = get_stats(f->func_id);
-	__u64 dur_c = dur_ns > cost ? dur_ns - cost : 0, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
+	/* The probes ran on the CPU: on-CPU time holds their cost too, and never exceeds the wall. */
+	__u64 dur_c = dur_ns - cost, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : oncpu_ns;
 	struct group_stats *g;
 	struct frame *parent;
+
+	if (oncpu_c > dur_c)
+		oncpu_c = dur_c;
 
 	if (tc->depth > 0) {
 		parent = frame_at(tc, tc->depth - 1);
@@ -1190,7 +1328,7 @@ int BPF_KPROBE(dlprof_return)
 SEC("uprobe")
 int BPF_KPROBE(dlprof_session)
 {
-	if (bpf_session_is_return())
+	if (session_is_return(ctx))
 		return on_return(ctx, bpf_ktime_get_ns(), true);
 	return on_entry(ctx);
 }

@@ -65,6 +65,11 @@ enum dlprof_filter {
 #define DLPROF_COOKIE_UNWIND_WALK	(1ull << 34)	/* _Unwind_Backtrace: a walk that unwinds nothing */
 #define DLPROF_COOKIE_UNWIND_CATCH	(1ull << 35)	/* __cxa_begin_catch */
 /*
+ * A return instruction of _Unwind_Backtrace: the walk is over and every
+ * frame it met is still alive, so their return probes are put back.
+ */
+#define DLPROF_COOKIE_UNWIND_WALKED	(1ull << 38)
+/*
  * The function's probe is single-stepped (not emulated by the kernel): what
  * one probe pair costs depends on it (docs/latency-compensation.md).
  */
@@ -72,7 +77,7 @@ enum dlprof_filter {
 /* A calibration probe on the profiler's own code: taken whatever the target. */
 #define DLPROF_COOKIE_CALIB		(1ull << 37)
 #define DLPROF_COOKIE_UNWIND_MASK	(DLPROF_COOKIE_UNWIND_THROW | DLPROF_COOKIE_UNWIND_WALK | \
-					 DLPROF_COOKIE_UNWIND_CATCH)
+					 DLPROF_COOKIE_UNWIND_CATCH | DLPROF_COOKIE_UNWIND_WALKED)
 /*
  * A relinked chunk's link (the agent's budget, user/probe/session.c): the
  * chunk's index + 1, and the link's generation. Its probes count only while

@@ -7,8 +7,8 @@ bad() { echo "layering: $1"; fail=1; }
 
 out=$(grep -rln --include='*.[ch]' '#include "probe/session.h"' . | grep -v '^\./cmd/\|^\./agent/\|^\./probe/session\.c$')
 [ -z "$out" ] || bad "only cmd/ includes the session: $out"
-out=$(grep -rl --include='*.[ch]' 'profile\.skel\.h' . | grep -v '^\./probe/session\.c$')
-[ -z "$out" ] || bad "profile.skel.h outside probe/session.c: $out"
+out=$(grep -rl --include='*.[ch]' 'profile\(_ctx\)\?\.skel\.h' . | grep -v '^\./probe/session\.c$')
+[ -z "$out" ] || bad "profile{,_ctx}.skel.h outside probe/session.c: $out"
 out=$(grep -ln '#include "probe/\|#include "cmd/\|#include <bpf/\|skel\.h' output/*)
 [ -z "$out" ] || bad "output/ includes probe/, cmd/ or BPF: $out"
 out=$(grep -ln '#include "probe/\|#include "cmd/' elf/* trace/* model/* util/*)

@@ -38,6 +38,24 @@ TL_FUNC int tl_aliased(int x)
 __asm__(".set tl_aliased.localalias, tl_aliased\n\t"
 	".type tl_aliased.localalias, @function\n");
 
+/*
+ * What gcc's splitting and cloning leave in .symtab, one instruction each:
+ * cold fragments (jumped to from their function, never called) and
+ * clones and split-off parts (called like any function).
+ */
+#define TL_LOCAL_FUNC(name) ".type " name ", @function\n" name ":\n\tret\n\t.size " name ", 1\n"
+__asm__(".text\n"
+	TL_LOCAL_FUNC("tl_split.cold")
+	TL_LOCAL_FUNC("tl_split.cold.3")
+	TL_LOCAL_FUNC("tl_split.part.0.cold")
+	TL_LOCAL_FUNC("tl_split.isra.0.cold")
+	TL_LOCAL_FUNC("tl_split.part.0")
+	TL_LOCAL_FUNC("tl_split.isra.0")
+	TL_LOCAL_FUNC("tl_split.constprop.0")
+	TL_LOCAL_FUNC("tl_split.lto_priv.0")
+	TL_LOCAL_FUNC("tl_split.coldest")
+	TL_LOCAL_FUNC("tl_split.cold.x"));
+
 /* Neighbours that must stay two entries. */
 TL_FUNC int tl_distinct_1(int x)
 {

@@ -83,6 +83,31 @@ static void test_lib_symbols(void **state)
 	elf_funcs__free(&list);
 }
 
+/* Cold fragments are no functions; clones and split-off parts are. */
+static void test_split_fragments(void **state)
+{
+	static const char *const fragments[] = {
+		"tl_split.cold", "tl_split.cold.3", "tl_split.part.0.cold", "tl_split.isra.0.cold",
+	};
+	static const char *const functions[] = {
+		"tl_split.part.0", "tl_split.isra.0", "tl_split.constprop.0", "tl_split.lto_priv.0",
+		"tl_split.coldest", "tl_split.cold.x",
+	};
+	struct elf_func_list list;
+	const struct elf_func *f;
+
+	(void)state;
+	elftest_load_ok(elftest_env_path("ELFTEST_LIB"), &list);
+	for (size_t i = 0; i < sizeof(fragments) / sizeof(fragments[0]); i++)
+		assert_null(elftest_find(&list, fragments[i]));
+	for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
+		f = elftest_find_ok(&list, functions[i]);
+		assert_string_equal(f->name, functions[i]);
+		assert_int_equal(f->flags, ELF_FUNC_LOCAL);
+	}
+	elf_funcs__free(&list);
+}
+
 /* The offsets must be where the code is: compare the file with the loaded library. */
 static void test_lib_offsets_match_code(void **state)
 {
@@ -555,6 +580,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lib_symbols),
 		cmocka_unit_test(test_lib_offsets_match_code),
+		cmocka_unit_test(test_split_fragments),
 		cmocka_unit_test(test_matches),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_missing_file),

@@ -29,6 +29,9 @@ def free_port():
         return s.getsockname()[1]
 
 
+LOGFMT = re.compile(r'^ts=\S+ event=[a-z_]+( [a-z_]+=("([^"\\]|\\.)*"|\S*))*$')
+
+
 class Agent:
     """The agent in the background on 127.0.0.1:<free port>; its log kept."""
 
@@ -74,6 +77,9 @@ class Agent:
     def stop(self, sig=signal.SIGTERM):
         self.p.send_signal(sig)
         self.p.wait(timeout=60)
+        # The log's contract: every line logfmt, the engine's warnings too.
+        bad = [l for l in self.text().splitlines() if not LOGFMT.match(l)]
+        check(not bad, f"log lines that are not logfmt: {bad[:5]}")
         return self.p.returncode
 
     def __enter__(self):
@@ -415,6 +421,10 @@ def test_agent_bad_input():
     """Bad flags and environment: one line naming the problem, exit 2; a bad library or
     address: one log line, exit 1; never a crash."""
     port = str(free_port())
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    busy_port = str(busy.getsockname()[1])
     for args, env, rc, words in (
             ([], {}, 2, "no library"),
             (["--lib", LIB, "--max-overhead", "-3"], {}, 2, "--max-overhead"),
@@ -424,11 +434,15 @@ def test_agent_bad_input():
             (["--lib", LIB, "--duration", "3"], {}, 2, "belongs to"),
             ([], {"DLPROF_AGENT_LIBS": LIB, "DLPROF_AGENT_MAX_SERIES": "1"}, 2, "DLPROF_AGENT_MAX_SERIES"),
             (["--lib", LIB, "--listen", "999.1.1.1:" + port], {}, 1, "listen"),
-            (["--lib", "/nonexistent/libnothing.so", "--listen", "127.0.0.1:" + port], {}, 1, "libnothing")):
+            (["--lib", "/nonexistent/libnothing.so", "--listen", "127.0.0.1:" + port], {}, 1, "libnothing"),
+            (["--lib", LIB, "--listen", "127.0.0.1:" + busy_port], {}, 1, "127.0.0.1:" + busy_port)):
         rc_got, lines = agent_error(args, env={**os.environ, **env})
         check(rc_got == rc, f"{args} {env}: exit {rc_got}, want {rc}: {lines}")
         errors = [ln for ln in lines if "error" in ln or ln.startswith("dlprof-bpf:")]
         check(len(errors) == 1 and words in errors[0], f"{args} {env}: {lines}")
+        # Past the command line, the log is logfmt and says nothing else (no library's own lines).
+        check(rc == 2 or all(LOGFMT.match(ln) for ln in lines), f"{args}: {lines}")
+    busy.close()
 
 
 @modes("session")

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -46,6 +47,36 @@ def workloads_said(stdout):
             _, pid, name, n = line.split()
             said[int(pid)] = (name, int(n))
     return said
+
+
+def test_profiler_never_profiles_itself():
+    """record compresses its trace with libz: a profile of libz counts the workload's calls only,
+    never the profiler's own, in the summary, --by process and the trace. The profiler and the
+    workload share a scratch cgroup, the target (system-wide, as the profiler sees it, without
+    probing the machine's other processes)."""
+    n = 3000
+    work = ["python3", "-c", f"import zlib\nfor _ in range({n}): zlib.compress(b'x' * 100)"]
+    with tempfile.TemporaryDirectory() as tmp, scratch_cgroup("self") as cg:
+        trace = os.path.join(tmp, "t.d")
+        enter = lambda: move_into(cg, os.getpid())  # noqa: E731
+        prof = subprocess.Popen([DLPROF, "record", "-o", trace] + base_args()[1:] +
+                                ["--by", "process", "--cgroup", cg, "--lib", "libz.so.1", "--func", "deflate,deflateEnd"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=enter)
+        line = ""
+        while "profiling" not in line:
+            line = prof.stderr.readline()
+            check(line or prof.poll() is None, f"profiler ended before it attached: exit {prof.returncode}")
+        w = subprocess.run(work, preexec_fn=enter, timeout=120)
+        check(w.returncode == 0, f"workload exit {w.returncode}")
+        time.sleep(1.5)  # a flush of the trace (every second) compresses in the profiler
+        doc = stop_profiler(prof)
+        rows = sorted((r["comm"], r["name"], r["calls"]) for r in doc["functions"])
+        check(rows == [("python3", "deflate", n), ("python3", "deflateEnd", n)],
+              f"want only the workload's {n} compressions: {rows}")
+        rep = subprocess.run([DLPROF, "report", trace, "--json", "--by", "process"], capture_output=True, text=True)
+        check(rep.returncode == 0, f"report: {rep.returncode} {rep.stderr}")
+        rows = sorted((r["comm"], r["name"], r["calls"]) for r in json.loads(rep.stdout)["functions"])
+        check(rows == [("python3", "deflate", n), ("python3", "deflateEnd", n)], f"the trace: {rows}")
 
 
 @modes("session", "multi")

@@ -43,13 +43,13 @@ def pair_cost_ns(cpu):
     return json.loads(p.stdout)["probe_cost_ns"]["emulated"]["pair"]
 
 
-def profile_comp(extra, spin_pairs, inner=20, calls=300):
+def profile_comp(extra, spin_pairs, inner=20, calls=300, mode=()):
     """(the unprobed twin's median ns, the probed calls' median ns as the driver timed them,
     the profile's JSON) of one comp_driver run whose outer call spins as long as spin_pairs
     probe pairs cost."""
     cpu = max(os.sched_getaffinity(0))
     spin_ns = max(spin_pairs * 1000, spin_pairs * pair_cost_ns(cpu))
-    d = subprocess.Popen([COMP_DRIVER, str(spin_ns), str(inner), str(calls)], stdin=subprocess.PIPE,
+    d = subprocess.Popen([COMP_DRIVER, str(spin_ns), str(inner), str(calls)] + list(mode), stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, preexec_fn=pinned_to(cpu))
     try:
         line = d.stdout.readline()
@@ -86,6 +86,28 @@ def test_compensated_outer_near_unprobed():
           f"3 runs: the pairs cost {drift:.2f}x their calibration in the last; "
           "the vCPU's trap cost drifts too much here to check compensation")
     check(0.75 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
+
+
+@modes("session", "multi", "classic")
+def test_single_stepped_never_faster_than_unprobed():
+    """A function whose probes are single-stepped (comp_stepped, probed at its mov): a stepped
+    pair's cost varies call to call by more than a short call takes, so no calibrated value can
+    be taken off each call (a median had put half of such calls at 1 ns). Its times are shown
+    raw and said to be: whether the call is far shorter than its probes or longer, none comes
+    out below the unprobed twin's time."""
+    for spin_pairs in (0.02, 2):
+        unprobed, _, doc = profile_comp(["--placement", "entry", "--func", "comp_stepped"], spin_pairs=spin_pairs,
+                                        inner=1, calls=400, mode=["stepped"])
+        check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
+        f = func(doc, "comp_stepped")
+        costs = doc["probe_cost_ns"]["single_stepped"]
+        print(f"spin {spin_pairs} pairs: unprobed {unprobed} ns; p50 {f['p50_ns']} min {f['min_ns']}, "
+              f"raw avg {f['raw_avg_ns']}; stepped pair {costs['pair']} ns median, {costs['pair_least']} least")
+        check(f["calls"] == 400 and f["timed"] == 400, f"calls {f['calls']}, timed {f['timed']}")
+        check(0 < costs["pair_least"] <= costs["pair"], f"stepped costs {costs}")
+        check(f.get("latency") == "raw" and f["avg_ns"] == f["raw_avg_ns"], f"a stepped function's times: {f}")
+        check(f["min_ns"] >= unprobed, f"a call came out at {f['min_ns']} ns, unprobed {unprobed} ns")
+        check(0 < f["oncpu_ns"] <= f["total_ns"], f"on-CPU {f['oncpu_ns']} of {f['total_ns']} ns")
 
 
 @modes("session")

@@ -7,8 +7,9 @@ itest.py).
 
 Each case runs the C++ driver alone, then under the profiler; stdout and exit
 status must be the same byte for byte, and the JSON must agree with the
-driver's oracle: its "calls NAME N" / "unwound NAME N" lines (calls == the
-oracle's; unwound == the oracle's; timed == calls - unwound; unmatched 0).
+driver's oracle: its "calls NAME N" / "unwound NAME N" / "open NAME N" lines
+(calls == the oracle's; unwound == the oracle's; unmatched == open, the calls
+the process exited inside of; timed == the rest).
 
 Environment, beside itest.py's: DLCXX_DRIVER, DLCXX_LIB.
 """
@@ -35,13 +36,16 @@ def run_alone(args):
     return p
 
 
+ORACLE_WORDS = ("calls", "unwound", "open")
+
+
 def oracle(stdout):
-    """{name: [calls, unwound]} from the driver's closing lines."""
+    """{name: [calls, unwound, open]} from the driver's closing lines."""
     want = {}
     for line in stdout.splitlines():
         words = line.split()
-        if len(words) == 3 and words[0] in ("calls", "unwound"):
-            want.setdefault(words[1], [0, 0])[words[0] == "unwound"] = int(words[2])
+        if len(words) == 3 and words[0] in ORACLE_WORDS:
+            want.setdefault(words[1], [0, 0, 0])[ORACLE_WORDS.index(words[0])] = int(words[2])
     check(want, f"driver printed no oracle: {stdout!r}")
     return want
 
@@ -81,11 +85,12 @@ def of_dlcxx(want):
 def count_problems(doc, want, lib):
     """Where the profile disagrees with the oracle, for the functions of lib. Where the kernel
     lets dlprof-bpf repair the stack for unwinders (unwind_repair), calls unwound are counted
-    unwound and the others timed; elsewhere (lockdown, no CAP_SYS_ADMIN: our VMs) the functions
-    of a library exceptions may cross are counted at entry only, exactly, and never timed."""
+    unwound, calls the process exited inside of unmatched (they never end) and the others timed;
+    elsewhere (lockdown, no CAP_SYS_ADMIN: our VMs) the functions of a library exceptions may
+    cross are counted at entry only, exactly, and never timed."""
     repair = doc["unwind_repair"]
     bad = []
-    for name, (calls, unwound) in want.items():
+    for name, (calls, unwound, open_) in want.items():
         f = func_in(doc, name, lib)
         if calls == 0:
             if f and f["calls"]:
@@ -95,7 +100,7 @@ def count_problems(doc, want, lib):
             bad.append(f"{name}: missing, the driver made {calls} calls")
             continue
         got = (f["calls"], f["timed"], f["unwound"], f["unmatched"], f["entry_only"])
-        expect = (calls, calls - unwound, unwound, 0, False) if repair else (calls, 0, 0, 0, True)
+        expect = (calls, calls - unwound - open_, unwound, open_, False) if repair else (calls, 0, 0, 0, True)
         if got != expect:
             bad.append(f"{name}: calls/timed/unwound/unmatched/entry_only {got}, want {expect}")
     return bad
@@ -120,6 +125,14 @@ def same_as_alone(args, libs, lib_of_oracle, extra_funcs=(), only=lambda want: w
     return alone, want, doc
 
 
+def check_no_cold_fragment(doc):
+    """gcc's dlx_throw.cold and its kind are blocks of their function, jumped to, never called:
+    a probe there would count calls that are none, and a return probe would overwrite a word of
+    the function's frame."""
+    cold = [f["name"] for f in doc["functions"] if ".cold" in f["name"]]
+    check(not cold, f"cold fragments probed as functions: {cold}")
+
+
 def dlcxx(args):
     return same_as_alone(args, [CXX_LIB], os.path.basename(CXX_LIB))
 
@@ -139,7 +152,7 @@ def test_cxx_throw_three_frames():
 def test_cxx_catch_inside():
     """The catching frame is probed too and returns normally: timed == calls."""
     _, want, _ = dlcxx(["catch_inside"])
-    check(want["dlx_catch_inside"] == [100, 0], f"oracle {want['dlx_catch_inside']}")
+    check(want["dlx_catch_inside"] == [100, 0, 0], f"oracle {want['dlx_catch_inside']}")
 
 
 def test_cxx_rethrow():
@@ -171,6 +184,15 @@ def test_cxx_cancel_cleanup():
 def test_cxx_exit_cleanup():
     """pthread_exit from the innermost probed frame: the same."""
     dlcxx(["exit_thread"])
+
+
+def test_cxx_exit_in_catch():
+    """A catch handler that ends the thread (pthread_exit: a forced unwind through the handler
+    that caught), then one that ends the process (exit): the destructors and cleanup handlers
+    run as alone, the oracle printed before the exit agrees."""
+    alone, want, _ = dlcxx(["exit_in_catch"])
+    check(want["dlx_exit_in_catch"] == [2, 1, 1], f"oracle {want['dlx_exit_in_catch']}")
+    check("library cleanups: ~exit_in_catch(3)" in alone.stdout, f"the driver's own run changed: {alone.stdout}")
 
 
 def test_cxx_stdlib():
@@ -211,7 +233,7 @@ def test_cxx_no_sys_admin():
         bad.append("no JSON document written")
     else:
         lib = os.path.basename(CXX_LIB)
-        for name, (calls, _) in want.items():
+        for name, (calls, *_) in want.items():
             f = func_in(doc, name, lib) if calls else None
             if calls and not f:
                 bad.append(f"{name}: missing")
@@ -239,8 +261,16 @@ def test_cxx_unsafe_without_repair_aborts():
     rc, doc, err = run_profiled([DRIVER, "exit", "0"])
     check(rc == 0, f"rc {rc}: {err}")
     if doc["unwind_repair"]:
-        p, doc = profile(["throw3"], [CXX_LIB], ["dlx_*", "_ZN3dlx*"])
-        check(p.returncode == 0, f"with the stack repaired, throw3 must run: rc {p.returncode}: {p.stderr}")
+        # Every function of the library by glob: gcc's cold fragments (the throws and catch
+        # handlers of "all" run in them) are among its symbols.
+        alone = run_alone(["all"])
+        p, doc = profile(["all"], [CXX_LIB], ["dlx_*", "_ZN3dlx*"])
+        check(p.returncode == 0 and p.stdout == alone.stdout,
+              f"with the stack repaired, all must run as alone: rc {p.returncode}: {p.stderr[-300:]}; "
+              f"{first_difference(alone.stdout, p.stdout)}")
+        check_no_cold_fragment(doc)
+        bad = count_problems(doc, of_dlcxx(oracle(alone.stdout)), os.path.basename(CXX_LIB))
+        check(not bad, "all, every function by glob: " + "; ".join(bad))
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "profile.json")
@@ -249,6 +279,7 @@ def test_cxx_unsafe_without_repair_aborts():
         check(p.returncode == 134 and "terminate called" in p.stderr,
               f"--unwind unsafe without repair: want the abort the fallback prevents: rc {p.returncode} {p.stderr!r}")
         doc = json.load(open(out))
+    check_no_cold_fragment(doc)
     # Each unwinder entry (the throw, then the terminate handler's rethrows) met the three hijacked
     # frames (dlx_throw, descend, raise): the kernel's list of pending returns reads as the repair
     # expects it.
@@ -269,7 +300,7 @@ def test_cxx_demangled_names():
     p, doc = profile(["stdlib"], [STDCXX], ["std::__throw_*"])
     check(p.returncode == 0 and doc, f"--func 'std::__throw_*': rc {p.returncode}: {p.stderr[-300:]}")
     bad = []
-    for name, (calls, _) in throwers.items():
+    for name, (calls, *_) in throwers.items():
         f = func_in(doc, name, "libstdc++.so")
         if not f:
             bad.append(f"{name}: missing")
@@ -303,7 +334,7 @@ def test_cxx_demangled_names():
         bad.append(f"--no-demangle --func '_ZSt*': rc {nd.returncode}: {nd.stderr[-300:]!r}")
     else:
         names = {f["name"]: f for f in nd_doc["functions"]}
-        for name, (calls, _) in throwers.items():
+        for name, (calls, *_) in throwers.items():
             f = names.get(name)
             if not f or f["calls"] != calls or "mangled" in f:
                 bad.append(f"--no-demangle: {name}: {f}")

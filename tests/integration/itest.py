@@ -238,6 +238,49 @@ def modes(*which):
     return mark
 
 
+# The kernel feature (dlprof-bpf --version -v) each attach mode needs.
+MODE_FEATURE = {"session": "uprobe-session", "multi": "uprobe-multi"}
+_features = None
+
+
+def kernel_features():
+    """{feature: bool} as the profiler probed this kernel; kept for the boot (a file per boot id)."""
+    global _features
+    if _features is None:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            cache = os.path.join(tempfile.gettempdir(), f"dlprof-features-{f.read().strip()}.json")
+        try:
+            with open(cache) as f:
+                _features = json.load(f)
+        except (OSError, ValueError):
+            p = subprocess.run([DLPROF, "--version", "-v"], capture_output=True, text=True, timeout=120)
+            _features = {w[0]: w[1] == "yes" for w in (l.split() for l in p.stdout.splitlines())
+                         if len(w) >= 2 and w[1] in ("yes", "no")}
+            if p.returncode == 0 and _features:
+                with open(cache + ".tmp", "w") as f:
+                    json.dump(_features, f)
+                os.replace(cache + ".tmp", cache)
+    return _features
+
+
+def mode_supported(mode):
+    feature = MODE_FEATURE.get(mode)
+    return not feature or kernel_features().get(feature, True)
+
+
+def choose_mode(fn, scope):
+    """A test in an attach mode the kernel lacks (older kernels, tests/kernels): skipped where
+    the test also runs in a mode the kernel has; else its first mode's registration runs it in
+    the kernel's best mode (what it checks is not the mode's own), and the others skip."""
+    global ATTACH
+    if not ATTACH or mode_supported(ATTACH):
+        return
+    modes = getattr(fn, "modes", MODES)
+    if any(mode_supported(m) for m in modes) or ATTACH != modes[0]:
+        raise Skip(f"this kernel has no {MODE_FEATURE[ATTACH]} link: attach mode {ATTACH} cannot run here")
+    ATTACH = scope["ATTACH"] = ""
+
+
 def run(scope, prepare=lambda fn: require_bpf()):
     """prepare(test) runs first: it raises Skip where the machine cannot run the test."""
     tests = {name[5:]: fn for name, fn in scope.items() if name.startswith("test_")}
@@ -250,6 +293,8 @@ def run(scope, prepare=lambda fn: require_bpf()):
         return 2
     try:
         prepare(tests[sys.argv[1]])
+        if os.geteuid() == 0:
+            choose_mode(tests[sys.argv[1]], scope)
         tests[sys.argv[1]]()
     except Skip as e:
         print(f"SKIP: {e}")

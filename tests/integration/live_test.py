@@ -277,6 +277,36 @@ def test_errors():
     expect_error([DLPROF, "--lib", "/etc/passwd", "--", DRIVER, "exit", "0"], "not an ELF")
     expect_error([DLPROF, "--lib", LIB, "--bogus"], "unknown option")
     expect_error([DLPROF, "--", DRIVER, "exit", "0"], "no library")
+    expect_error([DLPROF, "--lib", "libc.so.6", "--max-functions", "10", "-d", "1"],
+                 "more than the 10 a profile takes unasked: narrow them with --lib/--func/--exclude, "
+                 "or allow them with --max-functions N")
+    expect_error([DLPROF, "recrod", "-o", "/tmp/x", "--lib", LIB, "--", DRIVER, "exit", "0"],
+                 "unknown command 'recrod': did you mean 'record'?")
+    # A target whose environment even root cannot read (pid 1 of some sandboxes): the file is named.
+    try:
+        open("/proc/1/environ", "rb").close()
+    except PermissionError:
+        expect_error([DLPROF, "--lib", "libc.so.6", "-p", "1", "-d", "1"], "/proc/1/environ: Permission denied")
+
+
+@modes("session")
+def test_version_lists_kernel_features():
+    """--version -v: each feature probed, what the kernel has of it; the required ones are here
+    (the suite runs), and the attach modes auto can pick agree with what the kernel accepts."""
+    p = subprocess.run([DLPROF, "--version", "-v"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and p.stdout.startswith("dlprof-bpf "), f"{p.returncode}: {p.stdout!r} {p.stderr!r}")
+    rows = {w[0]: w for w in (l.split() for l in p.stdout.splitlines()) if len(w) > 3 and w[1] in ("yes", "no")}
+    for name in ("btf", "ringbuf", "task-storage", "attach-cookie", "uprobe-multi", "uprobe-session",
+                 "write-user", "filemap-tracepoints", "hardware-pmu"):
+        check(name in rows, f"{name} not listed: {p.stdout}")
+    for name in ("btf", "ringbuf", "task-storage", "attach-cookie"):
+        check(rows[name][1] == "yes" and "(required)" in rows[name], f"{name}: {rows[name]}")
+    check(rows["hardware-pmu"][1] == ("yes" if has_pmu() else "no"), f"hardware-pmu disagrees with -e list: {p.stdout}")
+    for mode, feature in (("session", "uprobe-session"), ("multi", "uprobe-multi")):
+        r = subprocess.run([DLPROF, "--attach", mode, "--lib", LIB, "-e", "none", "--", DRIVER, "count", "1"],
+                           capture_output=True, text=True, timeout=120)
+        check((r.returncode == 0) == (rows[feature][1] == "yes"), f"{feature} {rows[feature][1]}, but --attach {mode}: "
+              f"exit {r.returncode} {r.stderr[-300:]!r}")
 
 
 def test_not_root_error():
@@ -296,6 +326,20 @@ def test_not_root_error():
 
 
 # ---- trace mode ------------------------------------------------------------
+
+
+@modes("session")
+def test_report_says_its_times_are_raw():
+    """record's own summary is compensated; report of the same trace shows raw times (a call
+    must lie inside its caller) and says so in the table and the JSON, as the summary does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, doc = record(tmp, [DRIVER, "recurse", "5", "20"])
+        check(doc["latency"] == "compensated", f"record's summary: {doc['latency']}")
+        table = subprocess.run([DLPROF, "report", trace], capture_output=True, text=True)
+        rep = subprocess.run([DLPROF, "report", trace, "--json"], capture_output=True, text=True)
+    check(table.returncode == 0 and "# times are raw, the probes' own cost included: a trace keeps" in table.stdout,
+          f"report's table does not say its times are raw: {table.stdout[-600:]}")
+    check(json.loads(rep.stdout)["latency"] == "raw", f"report's JSON: {rep.stdout[:300]}")
 
 
 def test_record_exact_nesting():

@@ -115,18 +115,24 @@ class Profiler:
 
     def wait_for(self, needle, timeout):
         """The first stderr line holding needle, and when it was read."""
+        return self.wait_for_nth(needle, 1, timeout)
+
+    def wait_for_nth(self, needle, n, timeout, starts=("",)):
+        """The n-th stderr line holding needle after one of starts (the profiler's prefix aside),
+        and when it was read."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
-                for line, t in self.lines:
-                    if line and needle in line:
-                        return line, t
+                hits = [(l, t) for l, t in self.lines if l and needle in l and
+                        l.removeprefix("dlprof-bpf: ").startswith(starts)]
+                if len(hits) >= n:
+                    return hits[n - 1]
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.lines and self.lines[-1][0] is None):
                     break
                 self.cond.wait(left)
             seen = "".join(l for l, _ in self.lines if l)
-        raise AssertionError(f"profiler never said {needle!r}: {seen!r}")
+        raise AssertionError(f"profiler never said {needle!r} {n} times: {seen!r}")
 
     def stop(self):
         self.p.send_signal(signal.SIGINT)
@@ -203,6 +209,100 @@ def test_containers_of_one_image_share_a_copy():
     check(calls_of(doc, "dlt_add") == 45000, f"three containers, one image: {calls_of(doc, 'dlt_add')} calls, want 45000")
     copies = [x for x in doc.get("copies", []) if x["path"] == f"/app/{name}"]
     check(len(copies) == 1, f"the image's copy is not one copy: {doc.get('copies')}")
+
+
+def test_containers_of_one_image_one_after_another():
+    """Pods restart, Deployments scale, CronJobs start a container a minute: containers of
+    one image, one after another, then two at once, each started after the previous ones
+    exited. The image's copy is detached with each last container and attached again for
+    the next (through the new container's namespace: the old one is gone), every call of
+    every container counted."""
+    require_podman()
+    with lib_world() as (name, host_dir, tag):
+        prof = Profiler(["--lib", name, "--func", "dlt_add"], env=profiler_env(host_dir))
+        running = []
+
+        def attached(n):
+            """The n-th note that the copy's probes are in (discovered, then re-attached)."""
+            prof.wait_for_nth(f"copy /app/{name} ", n, 10, ("discovered", "re-attached"))
+
+        try:
+            for n, calls in enumerate((3000, 4000), 1):
+                c, _ = container_driver(tag, name, calls)
+                running.append(c)
+                attached(n)
+                drive(c)
+                finish_container(c)
+                prof.wait_for_nth(f"detached copy /app/{name}", n, 10)
+            a, _ = container_driver(tag, name, 5000)
+            running.append(a)
+            attached(3)
+            b, _ = container_driver(tag, name, 6000)
+            running.append(b)
+            drive(a)
+            drive(b)
+            finish_container(a)
+            finish_container(b)
+            doc = prof.stop()
+        finally:
+            for x in running:
+                finish_container(x)
+    warnings = [l for l, _ in prof.lines if l and "warning" in l]
+    check(not warnings, f"copies left unprobed: {warnings}")
+    check(calls_of(doc, "dlt_add") == 18000, f"four containers of one image: {calls_of(doc, 'dlt_add')} calls, want 18000")
+    mine = [x for x in doc.get("copies", []) if x["path"] == f"/app/{name}"]
+    check(len(mine) == 1 and mine[0]["attach_failures"] == 0, f"the summary's copies: {doc.get('copies')}")
+
+
+@modes("session")
+def test_agent_containers_of_one_image_one_after_another():
+    """The agent on a node where containers of one image (their own copy of the library) come
+    one after another, then two at once: a series per container with each one's exact count,
+    within the agent's refresh, and no copy left unprobed (dlprof_agent_copy_attach_failures_total)."""
+    from agent_test import Agent, samples  # the agent's runner, beside this file's containers
+    require_podman()
+
+    def series(text):
+        out = {}
+        for lbl, v in samples(text, "dlprof_calls_total").items():
+            if 'function="dlt_add"' in lbl and 'container="' in lbl:
+                cid = lbl.split('container="')[1].split('"')[0]
+                out[cid] = out.get(cid, 0) + v
+        return out
+
+    with lib_world() as (name, host_dir, tag), \
+            Agent(["--lib", name, "--func", "dlt_add", "--max-overhead", "off", "--series-grace", "300"],
+                  env=profiler_env(host_dir)) as a:
+        a.wait_health()
+        want, running = {}, []
+        try:
+            for calls in (3000, 4000, (5000, 6000)):
+                batch = calls if isinstance(calls, tuple) else (calls,)
+                cidfiles = [os.path.join(host_dir, f"cid-{secrets.token_hex(4)}") for _ in batch]
+                started = [container_driver(tag, name, n, ["--cidfile", f]) for n, f in zip(batch, cidfiles)]
+                running += [c for c, _ in started]
+                notes = a.text().count(f"copy /app/{name} ")
+                deadline = time.time() + 10
+                while a.text().count(f"copy /app/{name} ") == notes and "attached" not in a.text()[-300:] \
+                        and time.time() < deadline:
+                    time.sleep(0.05)
+                time.sleep(DISCOVERY_S)
+                for (c, _), n, f in zip(started, batch, cidfiles):
+                    want[open(f).read().strip()] = n
+                    drive(c)
+                for c, _ in started:
+                    finish_container(c)
+            deadline = time.time() + 15
+            while series(a.metrics()) != want and time.time() < deadline:
+                time.sleep(0.2)
+            text = a.metrics()
+        finally:
+            for c in running:
+                finish_container(c)
+        check(series(text) == want, f"series per container {series(text)}, want {want}: {a.text()[-1500:]}")
+        check(sum(samples(text, "dlprof_agent_copy_attach_failures_total").values()) == 0,
+              f"copies left unprobed: {a.text()[-1500:]}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
 def test_container_started_later_then_detached():

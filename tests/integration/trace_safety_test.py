@@ -235,6 +235,38 @@ def test_record_full_disk_meta():
             subprocess.run(["umount", mnt])
 
 
+@modes("session")
+def test_record_refused_for_full_disk_leaves_nothing():
+    """A disk too full to start a trace: record fails in one line, leaves no files a reader
+    could take for a trace (report then says there is none); a trace that ends cleanly
+    keeps no spare metadata file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        mnt = os.path.join(tmp, "tiny")
+        os.mkdir(mnt)
+        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=80k", "tmpfs", mnt], capture_output=True, text=True)
+        if m.returncode != 0:
+            raise Skip(f"cannot mount a small tmpfs: {m.stderr.strip()}")
+        try:
+            trace = os.path.join(mnt, "trace.d")
+            p = subprocess.run([DLPROF, "record", "-o", trace, "--lib", LIB, "--func", "dlt_*"] +
+                               (["--attach", ATTACH] if ATTACH else []) + ["--", DRIVER, "count", "10"],
+                               capture_output=True, text=True, timeout=120)
+            check(p.returncode == 1 and "No space left on device" in p.stderr, f"record rc {p.returncode}: {p.stderr}")
+            left = os.listdir(trace) if os.path.exists(trace) else None
+            check(left is None, f"a refused trace left {left}")
+            rep = run_cmd("report", trace)
+            check(rep.returncode != 0 and "No such file" in rep.stderr, f"report of nothing: {rep.returncode} {rep.stderr!r}")
+        finally:
+            subprocess.run(["umount", mnt])
+        trace = os.path.join(tmp, "ok.d")
+        p = subprocess.run([DLPROF, "record", "-o", trace, "--lib", LIB, "--func", "dlt_*"] +
+                           (["--attach", ATTACH] if ATTACH else []) + ["--", DRIVER, "count", "10"],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"record rc {p.returncode}: {p.stderr}")
+        check(sorted(os.listdir(trace)) == sorted(["meta.json"] + [f for f in os.listdir(trace) if f.endswith(".shard")]),
+              f"a clean trace holds {os.listdir(trace)}")
+
+
 def test_record_end_loses_nothing():
     """A profile that ends while the command still calls: every counted call is a
     record, a drop, or said to have been in flight when the probes went."""

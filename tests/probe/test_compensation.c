@@ -50,12 +50,22 @@ static const struct report_row row = {
 static void test_table_footer(void **state)
 {
 	struct report_info info = { .attach_mode = "session", .compensated = true,
-				    .probe_pair_ns = { 1032, 10400 }, .probe_own_ns = { 480, 9400 } };
+				    .probe_pair_ns = { 1032, 10400 }, .probe_own_ns = { 480, 0 },
+				    .probe_pair_least_ns = { 990, 9800 } };
+	struct report_row stepped = row;
 	char *out = print(false, &row, 1, &info);
 
 	(void)state;
-	assert_non_null(strstr(out, "# times are compensated: less the probes' own cost, calibrated at start "
-				    "(a probe pair 1.03us emulated, 10.4us single-stepped); --raw-latency"));
+	assert_non_null(strstr(out, "# times are compensated: less the least their own probes cost and the cost of "
+				    "each probed call inside, calibrated at start (a probe pair 1.03us emulated, at "
+				    "least 9.80us single-stepped); --raw-latency"));
+	assert_null(strstr(out, "~"));
+	free(out);
+	/* A single-stepped function's times are raw, marked, and the footer says why. */
+	stepped.stepped = true;
+	out = print(false, &stepped, 1, &info);
+	assert_non_null(strstr(out, "200ns~"));
+	assert_non_null(strstr(out, "# ~ 1 function timed raw: its probes are single-stepped"));
 	free(out);
 	info = (struct report_info){ .attach_mode = "session", .compensation_err = -EOPNOTSUPP };
 	out = print(false, &row, 1, &info);

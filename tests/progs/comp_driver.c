@@ -1,22 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Usage: comp_driver SPIN_NS INNER CALLS
+ * Usage: comp_driver SPIN_NS INNER CALLS [stepped]
  * Sizes comp_outer's spinning to ~SPIN_NS in all, around INNER calls of
  * comp_inner; prints "ready PID"; on a line on stdin makes CALLS calls of
  * comp_outer (a profiler attached meanwhile), each beside a call of its
  * unprobed twin (twin_outer: the same code, linked into this executable),
  * prints "done", then "unprobed_ns N probed_ns M" (the medians), and exits
- * on the next line. The test compares the profiler's compensated latency
+ * on the next line. With "stepped", the same with comp_stepped, a loop of
+ * ~SPIN_NS whose entry the kernel single-steps (INNER is not used). The test compares the profiler's compensated latency
  * with the twin's median: timed call by call beside the probed calls, it
  * sees the same CPU speed, which a VM's vCPU changes from second to second.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 int comp_outer(unsigned long spin_iters, int n);
 int twin_outer(unsigned long spin_iters, int n);
+unsigned long comp_stepped(unsigned long n);
+unsigned long twin_stepped(unsigned long n);
+
+static int stepped(unsigned long iters, int n)
+{
+	(void)n;
+	return (int)comp_stepped(iters ?: 1);
+}
+
+static int stepped_twin(unsigned long iters, int n)
+{
+	(void)n;
+	return (int)twin_stepped(iters ?: 1);
+}
 
 static unsigned long long mono_ns(void)
 {
@@ -61,8 +77,14 @@ int main(int argc, char **argv)
 	unsigned long iters = 100000;
 	int inner, calls;
 
-	if (argc != 4)
+	int (*outer)(unsigned long, int) = comp_outer, (*twin_of)(unsigned long, int) = twin_outer;
+
+	if (argc == 5 && !strcmp(argv[4], "stepped")) {
+		outer = stepped;
+		twin_of = stepped_twin;
+	} else if (argc != 4) {
 		return 2;
+	}
 	spin_ns = strtoull(argv[1], NULL, 10);
 	inner = atoi(argv[2]);
 	calls = atoi(argv[3]);
@@ -72,15 +94,15 @@ int main(int argc, char **argv)
 		return 2;
 	/* Iterations per chunk for ~spin_ns in all: from the median of a few timed runs. */
 	for (int i = 0; i < 9; i++)
-		sizing[i] = timed_call(twin_outer, iters, 1);
+		sizing[i] = timed_call(twin_of, iters, 1);
 	iters = (unsigned long)((double)iters * (double)spin_ns / (double)inner /
 				(double)(median(sizing, 9) ?: 1));
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	wait_line();
 	for (int i = 0; i < calls; i++) {
-		probed[i] = timed_call(comp_outer, iters, inner);
-		twin[i] = timed_call(twin_outer, iters, inner);
+		probed[i] = timed_call(outer, iters, inner);
+		twin[i] = timed_call(twin_of, iters, inner);
 	}
 	printf("done\nunprobed_ns %llu probed_ns %llu\n", median(twin, calls), median(probed, calls));
 	fflush(stdout);

@@ -10,4 +10,19 @@ comp_inner:
 	pop	%rbp
 	ret
 	.size	comp_inner, .-comp_inner
+
+/*
+ * comp_stepped(n) = n after n turns of an empty loop (n >= 1). It starts
+ * with mov, which the kernel single-steps: at its entry (--placement entry)
+ * its probes are of the stepped class, whose cost varies call to call.
+ */
+	.globl	comp_stepped
+	.type	comp_stepped, @function
+comp_stepped:
+	mov	%rdi, %rcx
+1:	sub	$1, %rcx
+	jnz	1b
+	mov	%rdi, %rax
+	ret
+	.size	comp_stepped, .-comp_stepped
 	.section .note.GNU-stack, "", @progbits

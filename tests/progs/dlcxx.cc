@@ -2,12 +2,14 @@
 /*
  * The C++ test library (dlcxx.h). Every function counts its own calls and
  * whether it leaves by an exception or a forced unwinding: the oracle the
- * tests compare the profiler's calls, timed and unwound with.
+ * tests compare the profiler's calls, timed and unwound with, and the calls
+ * the process exits inside of, which never end.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <unwind.h>
@@ -26,6 +28,7 @@
 	X(UNWIND_BACKTRACE, "dlx_unwind_backtrace")    \
 	X(CLEANUP_CANCEL, "dlx_cleanup_cancel")        \
 	X(CLEANUP_EXIT, "dlx_cleanup_exit")            \
+	X(EXIT_IN_CATCH, "dlx_exit_in_catch")          \
 	X(RAISE, "_ZN3dlx5raiseEi")                    \
 	X(DESCEND, "_ZN3dlx7descendEii")               \
 	X(GUARDED, "_ZN3dlx7guardedEii")               \
@@ -45,7 +48,7 @@ static const char *const func_names[F_NR] = {
 #undef AS_NAME
 };
 
-static unsigned long calls[F_NR], unwound[F_NR];
+static unsigned long calls[F_NR], unwound[F_NR], open_calls[F_NR];
 
 /* Counted at entry: whether the call will end by unwinding is known by design. */
 static void enter(enum dlx_func f, bool unwinds)
@@ -53,6 +56,13 @@ static void enter(enum dlx_func f, bool unwinds)
 	__atomic_add_fetch(&calls[f], 1, __ATOMIC_RELAXED);
 	if (unwinds)
 		__atomic_add_fetch(&unwound[f], 1, __ATOMIC_RELAXED);
+}
+
+/* A call that never ends: the process exits inside it. */
+static void enter_open(enum dlx_func f)
+{
+	__atomic_add_fetch(&calls[f], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&open_calls[f], 1, __ATOMIC_RELAXED);
 }
 
 /* Calls through volatile pointers are neither inlined nor turned into tail calls or loops. */
@@ -327,6 +337,25 @@ NOINLINE void *dlx_cleanup_exit(void *arg)
 	return r;
 }
 
+NOINLINE void dlx_exit_in_catch(int depth, int how, void (*before_exit)(void))
+{
+	frame_guard g("exit_in_catch", depth);
+
+	if (how == 1)
+		enter_open(F_EXIT_IN_CATCH);
+	else
+		enter(F_EXIT_IN_CATCH, true);
+	try {
+		throw_from(depth, depth);
+	} catch (const dlx::error &e) {
+		if (how == 0)
+			pthread_exit((void *)(long)(42 + e.code - depth));
+		before_exit();
+		exit(0);
+	}
+	abort();	/* dlx_throw always throws */
+}
+
 int dlx_report(void)
 {
 	int err = 0;
@@ -338,6 +367,7 @@ int dlx_report(void)
 		}
 		printf("calls %s %lu\n", func_names[f], __atomic_load_n(&calls[f], __ATOMIC_RELAXED));
 		printf("unwound %s %lu\n", func_names[f], __atomic_load_n(&unwound[f], __ATOMIC_RELAXED));
+		printf("open %s %lu\n", func_names[f], __atomic_load_n(&open_calls[f], __ATOMIC_RELAXED));
 	}
 	return err;
 }

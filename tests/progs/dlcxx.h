@@ -57,12 +57,18 @@ struct dlx_thread_arg {
 void *dlx_cleanup_cancel(void *arg);
 /* The same, but the innermost frame calls pthread_exit((void *)42). */
 void *dlx_cleanup_exit(void *arg);
+/* Catches dlx_throw(depth)'s exception and leaves from the handler, with a
+ * destructor in its frame: ends the thread with pthread_exit((void *)42)
+ * (how 0: a forced unwind through the handler), or calls before_exit and
+ * ends the process with exit(0) (how 1). Never returns. */
+__attribute__((noreturn)) void dlx_exit_in_catch(int depth, int how, void (*before_exit)(void));
 /* What destructors and cleanup handlers ran, in order, since the last call. */
 const char *dlx_cleanup_log(void);
 
-/* The oracle: prints "calls NAME N" and "unwound NAME N" for every function
- * above, by its symbol name (calls it made, calls left by an exception or a
- * forced unwinding); returns -1 if a name is not the exported symbol. */
+/* The oracle: prints "calls NAME N", "unwound NAME N" and "open NAME N" for
+ * every function above, by its symbol name (calls it made, calls left by an
+ * exception or a forced unwinding, calls the process exited inside of);
+ * returns -1 if a name is not the exported symbol. */
 int dlx_report(void);
 
 #ifdef __cplusplus

@@ -8,8 +8,11 @@
  *   stdlib: libstdc++'s own throws (vector::at, stoi, substr)
  *   threads N: N threads throwing at once
  *   all: every mode above (threads with 4)
- * Ends with the oracle: "calls NAME N" / "unwound NAME N" per library function
- * (libdlcxx's from the library; libstdc++'s, for stdlib, counted here).
+ *   exit_in_catch: a thread ends with pthread_exit, then the process with
+ *     exit(0), each inside a library function's catch handler
+ * Ends with the oracle: "calls NAME N" / "unwound NAME N" / "open NAME N" per
+ * library function (libdlcxx's from the library; libstdc++'s, for stdlib,
+ * counted here), printed before the exit in exit_in_catch.
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -180,6 +183,31 @@ static void cancel_or_exit(bool cancel)
 	sem_destroy(&blocked);
 }
 
+/* pthread_exit from a catch handler, under the driver's own cleanup handler. */
+static void *exit_in_catch_thread(void *)
+{
+	pthread_cleanup_push(driver_handler, const_cast<char *>("driver handler"));
+	dlx_exit_in_catch(3, 0, NULL);
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static void print_oracle(void);
+
+static void exit_in_catch(void)
+{
+	pthread_t tid;
+	void *ret;
+
+	dlx_cleanup_log();
+	if (pthread_create(&tid, NULL, exit_in_catch_thread, NULL))
+		abort();
+	pthread_join(tid, &ret);
+	printf("exit_in_catch: thread ended %s; library cleanups: %s\n",
+	       ret == (void *)42 ? "with 42" : "otherwise", dlx_cleanup_log());
+	dlx_exit_in_catch(2, 1, print_oracle);
+}
+
 /* libstdc++'s functions this mode makes, and how many calls of each it makes. */
 static struct {
 	const char *name;
@@ -273,23 +301,33 @@ static int run(const char *mode, int n)
 		cancel_or_exit(false), known = true;
 	if (all || !strcmp(mode, "stdlib"))
 		stdlib(), known = true;
+	/* Not in all: the process ends in it. */
+	if (!strcmp(mode, "exit_in_catch"))
+		exit_in_catch();
 	return known ? 0 : -1;
+}
+
+static bool oracle_failed;
+
+static void print_oracle(void)
+{
+	fflush(stdout);
+	oracle_failed = dlx_report();
+	for (auto &c : std_calls) {
+		if (!ran_stdlib)
+			break;
+		printf("calls %s %lu\nunwound %s %lu\n", c.name, c.calls, c.name, c.unwound);
+	}
+	fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2 || run(argv[1], argc > 2 ? atoi(argv[2]) : 4)) {
 		fprintf(stderr, "usage: dlcxx_driver throw1|throw3|catch_inside|rethrow|nested|"
-			"threads N|backtrace|cancel|exit_thread|stdlib|all\n");
+			"threads N|backtrace|cancel|exit_thread|stdlib|all|exit_in_catch\n");
 		return 2;
 	}
-	fflush(stdout);
-	if (dlx_report())
-		return 1;
-	for (auto &c : std_calls) {
-		if (!ran_stdlib)
-			break;
-		printf("calls %s %lu\nunwound %s %lu\n", c.name, c.calls, c.name, c.unwound);
-	}
-	return 0;
+	print_oracle();
+	return oracle_failed ? 1 : 0;
 }

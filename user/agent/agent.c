@@ -312,6 +312,7 @@ int agent_run(const struct agent_opts *o)
 	int ret, status = 1;
 
 	libbpf_set_print(libbpf_quiet);
+	agent_log_engine_messages();
 	if (session_preflight(msg, sizeof(msg))) {
 		agent_log("error", "what=preflight msg=\"%s\"", msg);
 		return 1;

@@ -1157,6 +1157,14 @@ void agent_profile__stats(const struct agent_profile *p, struct agent_profile_st
 	*st = p->st;
 	st->dropped = p->tot.incomplete;
 	st->orphan_returns = p->tot.orphan_returns;
+	st->copy_attach_failures = 0;
+	if (p->s) {
+		size_t n;
+		const struct lib_copy_info *c = session__copies(p->s, &n);
+
+		for (size_t i = 0; i < n; i++)
+			st->copy_attach_failures += c[i].attach_failures;
+	}
 }
 
 /* A pod's name and namespace from the kubelet's list, asked again when a new pod is not in it. */

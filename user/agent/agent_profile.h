@@ -68,6 +68,7 @@ struct agent_profile_stats {
 	uint64_t group_overflow;	/* calls counted for their function but in no container's series (kernel map full) */
 	uint64_t groups_freed;		/* kernel entries of removed containers freed */
 	uint64_t kubelet_errors;	/* pod list requests that failed */
+	uint64_t copy_attach_failures;	/* copies of the libraries whose probes could not be attached */
 };
 
 struct agent_profile;

@@ -126,6 +126,9 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_scan_windows_total", "counter",
 	      "Scans opened: windows over the sampled functions no window has seen called", (double)p->scans);
 	gauge(b, "dlprof_agent_scan_window_seconds_total", "counter", "Time the scans lasted", p->scan_s_total);
+	gauge(b, "dlprof_agent_copy_attach_failures_total", "counter",
+	      "Copies of the libraries (in containers) whose probes could not be attached: their calls are not counted",
+	      (double)p->copy_attach_failures);
 	gauge(b, "dlprof_agent_series", "gauge", "Function label sets exposed", (double)a->series_exposed);
 	gauge(b, "dlprof_agent_series_folded_total", "counter",
 	      "Label sets folded into function=\"__other__\" by --max-series", (double)a->series_folded);

@@ -120,7 +120,11 @@ struct http_server *http_server__start(const char *listen, char *err, size_t err
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	/* One thread polls every connection: scrapes are rare and small. */
-	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+	/*
+	 * No MHD_USE_ERROR_LOG: libmicrohttpd's own lines are not logfmt and
+	 * name the wrong port on a failed bind; the failure is said below.
+	 */
+	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				     0, NULL, NULL, on_request, h,
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,

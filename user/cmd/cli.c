@@ -309,6 +309,19 @@ static int on_max_series(struct profile_opts *o, const char *arg, char *err, siz
 	return 0;
 }
 
+static int on_max_functions(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1)
+		return fail(err, err_sz, "--max-functions: '%s' is not a number of functions (1 or more)", arg);
+	o->max_functions = (size_t)v;
+	return 0;
+}
+
 static int on_refresh(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	return parse_seconds(arg, "-refresh", &o->refresh_s, err, err_sz);
@@ -382,6 +395,7 @@ static const struct cli_option options[] = {
 	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },
 	{ CLI_PROBING, "attach", 0, "MODE", "auto (default), session (uprobe session links), multi (multi-uprobe links) or classic (one uprobe per function)", on_attach, 0 },
 	{ CLI_PROBING, "unwind", 0, "MODE", "auto (default: where the kernel lets no probe repair the stack for unwinders, libraries exceptions may unwind through are counted at entry only) or unsafe (return probes there too: an exception, pthread_cancel or backtrace() through a probed call may then crash the program)", on_unwind, 0 },
+	{ CLI_PROBING, "max-functions", 0, "N", "probe at most N functions (default 20000): more are refused before anything is attached, since each costs memory, attach and detach time", on_max_functions, 0 },
 	{ CLI_PROBING, "placement", 0, "WHERE", "auto (default: entry probes move to the first instruction the kernel emulates) or entry", on_placement, 0 },
 	{ CLI_PROFILE | CLI_MERGE | CLI_REPORT | CLI_EXPORT, "output", 'o', "PATH", "the summary (table or JSON) into the file PATH, replaced whole at the end (never a device, FIFO or symlink); record: the trace directory to write (new or empty); merge: the .dlt file to write; export: the file to write (default: stdout); report: the summary's file", on_output, 0 },
 	{ CLI_LIVE | CLI_REPORT, "html", 0, "FILE", "write a self-contained HTML report to FILE (docs/report-html.md); the same as --format html -o FILE", on_html, 0 },
@@ -626,5 +640,6 @@ void cli_selection(const struct profile_opts *opts, struct probe_selection *sel)
 		.excludes = opts->excludes,
 		.placement_entry = opts->placement_entry,
 		.no_demangle = opts->no_demangle,
+		.max_functions = opts->max_functions,
 	};
 }

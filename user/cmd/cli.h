@@ -14,6 +14,8 @@
 #include "probe/target.h"
 #include "util/str_list.h"
 
+/* The exit status of a command line the tool cannot take (as getopt tools use). */
+#define EXIT_USAGE 2
 
 /* The commands, as the option table names them (a mask: an option may serve several). */
 enum cli_cmd {
@@ -77,6 +79,7 @@ struct profile_opts {
 	double max_overhead_pct;	/* --max-overhead: percent of one CPU; 0: not given */
 	bool no_budget;			/* --max-overhead off */
 	long max_series;		/* --max-series; 0: not given */
+	size_t max_functions;		/* --max-functions; 0: the default bound (probe_table.h) */
 	double refresh_s;		/* --refresh: how often the metrics are read; 0: not given */
 	double series_grace_s;		/* --series-grace: a removed container's series kept; 0: not given */
 	const char *k8s_namespace;	/* --namespace GLOB: only pods of matching namespaces; NULL: any */

@@ -8,10 +8,10 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/cmd_agent.h"
+#include "cmd/version.h"
 #include "probe/session.h"
 #include "util/messages.h"
 
-#define EXIT_USAGE 2
 
 /*
  * The environment's fallbacks for the agent's flags (docs/agent.md): a
@@ -128,7 +128,7 @@ int cmd_agent(int argc, char **argv)
 		if (opts.help)
 			commands_print_help(stdout, CLI_AGENT);
 		else if (opts.version)
-			printf("dlprof-bpf %s\n", DLPROF_VERSION);
+			version_print(stdout, opts.verbose);
 		else
 			session_list_events(stdout);
 		status = 0;

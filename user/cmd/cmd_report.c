@@ -53,6 +53,7 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 		info->events[k] = m->events[k];
 	info->nr_events = m->nr_events;
 	info->attach_mode = m->attach_mode ? m->attach_mode : "trace";
+	info->from_trace = true;
 	info->attach_ms = m->attach_ms;
 	info->functions_attached = m->nr_funcs;
 	info->functions_skipped = m->functions_skipped;

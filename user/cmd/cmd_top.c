@@ -11,7 +11,6 @@
 #include "output/report.h"
 #include "util/messages.h"
 
-#define EXIT_USAGE 2
 /* FUNCTION's narrowest width, and the width of each number column. */
 #define NAME_MIN_COLS 16
 #define NUM_COLS 10

@@ -8,6 +8,7 @@
 #include "cmd/live.h"
 #include "cmd/trace_cmds.h"
 #include "output/exporter.h"
+#include "util/messages.h"
 
 struct command {
 	const char *name;
@@ -75,11 +76,54 @@ void commands_print_help(FILE *out, enum cli_cmd id)
 	}
 }
 
+/* Edits (insert, delete, substitute, swap two neighbours) that turn a into b, up to 3. */
+static int edits(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	int d[16][16];
+
+	if (n > 14 || m > 14)
+		return 3;
+	for (size_t i = 0; i <= n; i++)
+		for (size_t j = 0; j <= m; j++) {
+			int best = i == 0 ? (int)j : j == 0 ? (int)i : d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (i && j) {
+				best = best < d[i - 1][j] + 1 ? best : d[i - 1][j] + 1;
+				best = best < d[i][j - 1] + 1 ? best : d[i][j - 1] + 1;
+				if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+				    d[i - 2][j - 2] + 1 < best)
+					best = d[i - 2][j - 2] + 1;
+			}
+			d[i][j] = best;
+		}
+	return d[n][m] < 3 ? d[n][m] : 3;
+}
+
+/* A first word that is no option and no command: a mistyped command, never the live mode's. */
+static int unknown_command(const char *word)
+{
+	const struct command *near = NULL;
+
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (edits(word, commands[i].name) <= 2 && (!near || edits(word, commands[i].name) < edits(word, near->name)))
+			near = &commands[i];
+	if (near)
+		errmsg("unknown command '%s': did you mean '%s'? (dlprof-bpf --help lists the commands)", word,
+		       near->name);
+	else
+		errmsg("unknown command '%s' (dlprof-bpf --help lists the commands)", word);
+	return EXIT_USAGE;
+}
+
 int commands_main(int argc, char **argv)
 {
-	if (argc > 1)
-		for (size_t i = 0; i < NR_COMMANDS; i++)
-			if (!strcmp(argv[1], commands[i].name))
-				return commands[i].run(argc - 1, argv + 1);
+	if (argc < 2)
+		return cmd_live(argc, argv);
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	if (argv[1][0] != '-')
+		return unknown_command(argv[1]);
 	return cmd_live(argc, argv);
 }

@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/live.h"
+#include "cmd/version.h"
 #include "dlprof.h"
 #include "output/exporter.h"
 #include "output/interval_json.h"
@@ -26,7 +27,6 @@
 #include "probe/session.h"
 #include "util/messages.h"
 
-#define EXIT_USAGE 2
 /* How long a detach may take before the profiler says why it waits. */
 #define DETACH_PATIENCE_S 5
 /* A command still running when -d ended the profile, as timeout(1) says it. */
@@ -124,6 +124,7 @@ static void fill_copies(struct live *l)
 					      .dev_major = major(c[i].dev), .dev_minor = minor(c[i].dev),
 					      .ino = c[i].ino, .origin = lib_copy_origin_name(c[i].origin),
 					      .functions = c[i].nr_funcs, .detached = c[i].detached,
+					      .attach_failures = c[i].attach_failures,
 					      .attach_s = c[i].attach_s, .detach_s = c[i].detach_s,
 					      .discovery_ms = c[i].discovery_ms };
 	l->info.copies = rc;
@@ -137,7 +138,8 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	for (size_t i = 0; i < n; i++)
 		l->rows[i] = (struct report_row){ .lib = l->funcs[i].lib, .func = l->funcs[i].func,
 						  .mangled = l->funcs[i].mangled,
-						  .s = l->funcs[i].s, .entry_only = l->funcs[i].entry_only };
+						  .s = l->funcs[i].s, .entry_only = l->funcs[i].entry_only,
+						  .stepped = l->funcs[i].stepped };
 	for (size_t k = 0; k < t->nr_events; k++)
 		l->info.events[k] = t->events[k];
 	l->info.nr_events = t->nr_events;
@@ -167,6 +169,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {
 		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
 		l->info.probe_own_ns[k] = t->probe_own_ns[k];
+		l->info.probe_pair_least_ns[k] = t->probe_pair_least_ns[k];
 	}
 	fill_copies(l);
 }
@@ -193,7 +196,8 @@ static int fill_groups(struct live *l, size_t *n)
 	}
 	for (size_t i = 0; i < ng; i++)
 		l->rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .mangled = g[i].mangled,
-						  .s = g[i].s, .entry_only = g[i].entry_only, .group = g[i].group };
+						  .s = g[i].s, .entry_only = g[i].entry_only, .stepped = g[i].stepped,
+						  .group = g[i].group };
 	*n = ng;
 	return 0;
 }
@@ -484,7 +488,7 @@ static int run_loop(struct live *l, double start)
 		if (l->opts.record || (n > 0 && fds[2].fd >= 0 && (fds[2].revents & POLLIN))) {
 			err = session__drain(l->session);
 			if (err && !l->write_error_reported) {
-				errmsg("warning: writing the trace failed: %s; recording goes on, the loss is counted",
+				warnmsg("writing the trace failed: %s; recording goes on, the loss is counted",
 				       strerror(-err));
 				l->write_error_reported = true;
 			}
@@ -582,13 +586,13 @@ static void note_table(const struct probe_table *t)
 		const struct probe_lib *lib = &t->libs[i];
 
 		if (lib->ifunc_unresolved)
-			errmsg("warning: %zu IFUNC function%s of %s left out: no implementation inside the library",
+			warnmsg("%zu IFUNC function%s of %s left out: no implementation inside the library",
 			       lib->ifunc_unresolved, lib->ifunc_unresolved == 1 ? "" : "s", lib->file->display);
 		for (size_t k = 0; k < lib->nr_unprobeable && verbosity; k++)
-			errmsg("warning: %s in %s left out: no instruction near its entry can take a uprobe",
+			warnmsg("%s in %s left out: no instruction near its entry can take a uprobe",
 			       lib->unprobeable[k], lib->file->display);
 		if (lib->nr_unprobeable && !verbosity)
-			errmsg("warning: %zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
+			warnmsg("%zu function%s of %s left out: no instruction near the entry can take a uprobe (-v lists them)",
 			       lib->nr_unprobeable, lib->nr_unprobeable == 1 ? "" : "s", lib->file->display);
 		for (size_t k = 0; k < lib->nr_entry_only && verbosity; k++)
 			errmsg("note: %s in %s counted at entry only: it keeps its own return address",
@@ -652,7 +656,12 @@ static int start_session(struct live *l)
 		errmsg("cannot start the profile: %s", strerror(errno));
 		return 1;
 	}
-	if (session__prepare(l->session, msg, sizeof(msg))) {
+	err = session__prepare(l->session, msg, sizeof(msg));
+	if (err == -E2BIG) {
+		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
+		return 1;
+	}
+	if (err) {
 		errmsg("%s", msg);
 		return 1;
 	}
@@ -750,7 +759,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 	if (l->view && !l->opts.version && !l->opts.list_events && (err = l->view->check(l->view->ctx)))
 		return err;
 	if (l->opts.version) {
-		printf("dlprof-bpf %s\n", DLPROF_VERSION);
+		version_print(stdout, l->opts.verbose);
 		return 0;
 	}
 	l->exporter = exporter_find(l->opts.format);

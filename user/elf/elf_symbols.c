@@ -427,6 +427,36 @@ static unsigned int sym_flags(const GElf_Sym *sym, bool dynamic)
 	return flags;
 }
 
+/*
+ * gcc's hot/cold splitting moves a function's unlikely blocks (a throw, a
+ * catch handler, an abort path) into a local symbol foo.cold (foo.cold.N
+ * before gcc 9; foo.part.0.cold for a part's, foo.isra.0.cold for a
+ * clone's): code jumped to from foo, running in foo's frame, never called.
+ * It is no function: an entry probe there counts no call, and a return
+ * probe would overwrite whatever foo keeps on top of its stack. Clones
+ * (foo.isra.N, foo.constprop.N), parts split off for partial inlining
+ * (foo.part.N) and foo.lto_priv.N are functions, called with a frame of
+ * their own. (clang's hot/cold splitting names called functions foo.cold.N:
+ * left out too, which loses them but harms nothing.)
+ */
+static bool is_cold_fragment(const char *name, const GElf_Sym *sym)
+{
+	const char *cold = NULL, *p = name, *rest;
+
+	if (GELF_ST_BIND(sym->st_info) != STB_LOCAL)
+		return false;
+	while ((p = strstr(p + 1, ".cold")))
+		cold = p;
+	if (!cold)
+		return false;
+	rest = cold + strlen(".cold");
+	if (!*rest)
+		return true;
+	if (*rest++ != '.' || !*rest)
+		return false;
+	return strspn(rest, "0123456789") == strlen(rest);
+}
+
 /* C++ code throws through __cxa_throw, and any code can unwind through _Unwind_*. */
 static bool imports_unwinder(const char *name)
 {
@@ -463,7 +493,7 @@ static int syms_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const struct
 		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
 		if (!name)
 			return -ENOEXEC;
-		if (!name[0] || elf_segs__offset(segs, sym.st_value, &offset))
+		if (!name[0] || is_cold_fragment(name, &sym) || elf_segs__offset(segs, sym.st_value, &offset))
 			continue;
 		err = func_add(list, cap, name, dynamic ? elf_versions__hidden(vers, i) : NULL,
 			       &sym, offset, sym_flags(&sym, dynamic));

@@ -3,6 +3,7 @@
 #ifndef DLPROF_FUNC_SUMMARY_H
 #define DLPROF_FUNC_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "dlprof.h"
 #include "model/attribution.h"
@@ -41,6 +42,7 @@ struct func_profile {
 	const char *func;		/* the demangled name where the symbol demangles, else the symbol */
 	const char *mangled;		/* the symbol when func is its demangled form; NULL otherwise */
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed */
+	bool stepped;			/* its probes are single-stepped: its times are raw */
 	struct func_summary s;
 	struct attr_group group;	/* --by other than function: the row's group */
 };

@@ -302,21 +302,27 @@ static void print_group(FILE *out, const struct attr_group *g, const struct repo
 	fprintf(out, "%.*s" ELLIPSIS "%s ", head, cg, cg + len - (w.cgroup - 1 - head));
 }
 
-/* Which times the table shows: compensated, or raw because the calibration failed. */
+/* Which times the table shows: compensated, or raw (a trace's, a failed calibration). */
 bool report_latency_note(char *buf, size_t sz, const struct report_info *info)
 {
 	char e[24], s[24];
 
 	if (info->compensated) {
 		report_format_ns(e, sizeof(e), info->probe_pair_ns[DLPROF_PROBE_EMULATED]);
-		report_format_ns(s, sizeof(s), info->probe_pair_ns[DLPROF_PROBE_STEPPED]);
-		snprintf(buf, sz, "times are compensated: less the probes' own cost, calibrated at start (a probe pair "
-			 "%s emulated, %s single-stepped); --raw-latency shows them as measured", e, s);
+		report_format_ns(s, sizeof(s), info->probe_pair_least_ns[DLPROF_PROBE_STEPPED]);
+		snprintf(buf, sz, "times are compensated: less the least their own probes cost and the cost of each "
+			 "probed call inside, calibrated at start (a probe pair %s emulated, at least %s "
+			 "single-stepped); --raw-latency shows them as measured", e, s);
 		return true;
 	}
 	if (info->compensation_err) {
 		snprintf(buf, sz, "times are raw, the probes' own cost included: calibrating it failed (%s)",
 			 strerror(-info->compensation_err));
+		return true;
+	}
+	if (info->from_trace) {
+		snprintf(buf, sz, "times are raw, the probes' own cost included: a trace keeps each call as "
+			 "measured, inside its caller (record's own summary subtracts the probes' cost)");
 		return true;
 	}
 	return false;
@@ -338,6 +344,9 @@ static void print_copies(FILE *out, const struct report_info *info)
 			fprintf(out, " (%.1f ms after its first mapping)", c->discovery_ms);
 		if (c->detached)
 			fprintf(out, ", detached at %.3f s", c->detach_s);
+		if (c->attach_failures)
+			fprintf(out, ", %zu attach%s failed: its calls then uncounted", c->attach_failures,
+				c->attach_failures == 1 ? "" : "es");
 		fputc('\n', out);
 	}
 }
@@ -347,12 +356,16 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 {
 	struct group_cols gw = group_widths(rows, n, info);
 	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
+	int stepped = 0;
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
 	struct name_cut cut;
 	char t[6][24], note[256];
 
 	for (size_t i = 0; i < n; i++) {
+		/* Per function, as the start-up note counts them, called or not. */
+		if (info->by == ATTR_BY_FUNCTION)
+			entry_only[rows[i].entry_only]++;
 		if (!rows[i].s.calls)
 			continue;
 		if ((int)strlen(rows[i].func) > fw)
@@ -361,8 +374,10 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			lw = (int)strlen(base_name(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
 		unwound |= rows[i].s.unwound != 0;
-		entry_only[rows[i].entry_only]++;
+		if (info->by != ATTR_BY_FUNCTION)
+			entry_only[rows[i].entry_only]++;
 		scaled |= rows[i].s.scaled != 0;
+		stepped += rows[i].stepped && rows[i].s.returns && info->compensated;
 	}
 	cut = info->wide ? (struct name_cut){ .width = fw } : choose_cut(rows, n, fw);
 	fw = cut.width;
@@ -390,6 +405,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		/* Never a 0 for a time nobody measured. */
 		for (int k = rows[i].entry_only != ENTRY_ONLY_NO ? 0 : 1; k < 6 && !s->returns; k++)
 			strcpy(t[k], "-");
+		for (int k = 0; k < 6 && rows[i].stepped && s->returns && info->compensated; k++)
+			strcat(t[k], "~");
 		print_group(out, &rows[i].group, info, gw);
 		print_name(out, rows, i, cut);
 		fprintf(out, " %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s",
@@ -422,6 +439,9 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->nr_events)
 		fprintf(out, "# ONCPU and the events are per timed call%s\n",
 			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
+	if (stepped)
+		fprintf(out, "# ~ %d function%s timed raw: %s probes are single-stepped, whose cost varies call to call "
+			"by more than a short call takes\n", stepped, stepped == 1 ? "" : "s", stepped == 1 ? "its" : "their");
 	for (size_t w = ENTRY_ONLY_NO + 1; w < NR_WHYS; w++)
 		if (entry_only[w])
 			fprintf(out, "# %d function%s counted at entry only, never timed: %s\n", entry_only[w],
@@ -490,6 +510,7 @@ static struct json_object *copy_json(const struct report_copy *c)
 	err |= add_u64(o, "functions", c->functions);
 	err |= json_object_object_add(o, "attach_s", json_object_new_double(c->attach_s));
 	err |= json_object_object_add(o, "detached", json_object_new_boolean(c->detached));
+	err |= add_u64(o, "attach_failures", c->attach_failures);
 	if (c->detached)
 		err |= json_object_object_add(o, "detach_s", json_object_new_double(c->detach_s));
 	if (c->discovery_ms > 0)
@@ -587,6 +608,7 @@ static int add_compensation(struct json_object *doc, const struct report_info *i
 		err |= json_object_object_add(costs, probe_class_name((enum dlprof_probe_class)k), c);
 		err |= add_u64(c, "pair", info->probe_pair_ns[k]);
 		err |= add_u64(c, "own", info->probe_own_ns[k]);
+		err |= add_u64(c, "pair_least", info->probe_pair_least_ns[k]);
 	}
 	return err;
 }
@@ -611,6 +633,9 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 		err |= json_object_object_add(o, "mangled", json_object_new_string(r->mangled));
 	err |= add_u64(o, "calls", s->calls);
 	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only != ENTRY_ONLY_NO));
+	/* Its times are raw where the others are compensated (docs/latency-compensation.md). */
+	if (r->stepped && info->compensated)
+		err |= json_object_object_add(o, "latency", json_object_new_string("raw"));
 	if (r->entry_only != ENTRY_ONLY_NO && (size_t)r->entry_only < NR_WHYS)
 		err |= json_object_object_add(o, "entry_only_reason",
 					      json_object_new_string(entry_only_whys[r->entry_only].name));

@@ -18,6 +18,7 @@ struct report_row {
 	const char *mangled;	/* the symbol when func is its demangled form; NULL otherwise */
 	struct func_summary s;
 	enum entry_only_why entry_only;	/* probed at entry only: calls exact, never timed (docs/live-mode.md) */
+	bool stepped;		/* single-stepped probes: times raw even where the rest are compensated */
 	const __u64 *hist;	/* HIST_BUCKETS counts of the timed calls' wall time; NULL: not read (html draws it) */
 	struct attr_group group;	/* info->by other than function: the row's group */
 };
@@ -32,6 +33,7 @@ struct report_copy {
 	const char *origin;		/* "primary", "start" or "discovered" */
 	size_t functions;		/* attached in this copy */
 	bool detached;			/* no process mapped it any more */
+	size_t attach_failures;		/* times its probes could not be attached (its calls uncounted) */
 	double attach_s, detach_s;	/* since the start */
 	double discovery_ms;		/* discovered: from the kernel's first sight of the file to the probes in */
 };
@@ -66,9 +68,11 @@ struct report_info {
 	uint64_t counter_read_failed;	/* perf counter reads that failed: those calls' counters are short */
 	uint64_t oncpu_resynced;	/* calls whose on-CPU time is the kernel's run time, up to a tick stale */
 	bool compensated;		/* times less the probes' own cost (docs/latency-compensation.md) */
+	bool from_trace;		/* a recording's calls: raw times, as a timeline must keep them */
 	int compensation_err;		/* -errno: the calibration failed, the times are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
+	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
 };

@@ -61,15 +61,17 @@ static const calib_fn calib_fns[DLPROF_PROBE_CLASSES] = {
 
 /*
  * The median time of one call of fn with the clock reads around it, in
- * nanoseconds: the clock's own cost cancels out between probed and not.
+ * nanoseconds (the clock's own cost cancels out between probed and not),
+ * and the least one in *least.
  */
-static uint64_t time_calls_ns(calib_fn fn, unsigned int n)
+static uint64_t time_calls_ns(calib_fn fn, unsigned int n, uint64_t *least)
 {
 	/* Volatile: each call is made, whatever the compiler knows of fn. */
 	calib_fn volatile call = fn;
 	uint64_t *t = calloc(n, sizeof(*t)), m;
 	volatile long sink = 0;
 
+	*least = 0;
 	if (!t)
 		return 0;
 	for (unsigned int i = 0; i < n; i++) {
@@ -80,6 +82,7 @@ static uint64_t time_calls_ns(calib_fn fn, unsigned int n)
 	}
 	(void)sink;
 	m = calib_median(t, n);
+	*least = t[0];	/* sorted by calib_median */
 	free(t);
 	return m;
 }
@@ -112,8 +115,9 @@ static int file_offset_of(const void *fn, char *exe, size_t exe_sz, uint64_t *of
 }
 
 /*
- * The median entry-to-return time the BPF side measured for calibration id:
- * a mean would take in the preemptions of a busy machine.
+ * The least entry-to-return time the BPF side measured for calibration id:
+ * what a call's own probes cost it at the least, a bound that holds for
+ * every call (a median would be more than half of the calls' share).
  */
 static int measured_ns(const struct kernel_maps *km, __u32 id, uint64_t *ns)
 {
@@ -130,7 +134,7 @@ static int measured_ns(const struct kernel_maps *km, __u32 id, uint64_t *ns)
 	if (!err && !timed)
 		err = -ENODATA;	/* the probes never fired: nothing to learn */
 	if (!err)
-		*ns = hist_quantile(st->hist, timed, 0.5, st->min_ns, st->max_ns);
+		*ns = st->min_ns;
 	free(st);
 	return err;
 }
@@ -140,6 +144,7 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 {
 	uint64_t offsets[DLPROF_PROBE_CLASSES], cookies[DLPROF_PROBE_CLASSES];
 	uint64_t bare_ns[DLPROF_PROBE_CLASSES], probed_ns[DLPROF_PROBE_CLASSES] = { 0 }, own = 0;
+	uint64_t bare_least, probed_least[DLPROF_PROBE_CLASSES] = { 0 }, warm;
 	struct attach_skip *skips = NULL;
 	size_t nr_skips = 0;
 	struct attacher *a;
@@ -151,7 +156,7 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 		err = file_offset_of((const void *)calib_fns[c], exe, sizeof(exe), &offsets[c]);
 		cookies[c] = (first_id + c) | DLPROF_COOKIE_CALIB |
 			     (c == DLPROF_PROBE_STEPPED ? DLPROF_COOKIE_STEPPED : 0);
-		bare_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c]);
+		bare_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c], &bare_least);
 	}
 	if (err)
 		return err;
@@ -165,13 +170,14 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 	free(skips);
 	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
 		/* A first round faults the kernel's out-of-line slot and the trampoline in. */
-		time_calls_ns(calib_fns[c], 16);
-		probed_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c]);
+		time_calls_ns(calib_fns[c], 16, &warm);
+		probed_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c], &probed_least[c]);
 	}
 	attacher__free(a);
 	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
 		err = measured_ns(km, first_id + c, &own);
 		out->pair_ns[c] = probed_ns[c] > bare_ns[c] ? probed_ns[c] - bare_ns[c] : 0;
+		out->pair_least_ns[c] = probed_least[c] > bare_ns[c] ? probed_least[c] - bare_ns[c] : 0;
 		/* The unprobed call itself is ~1 ns, inside the clock reads' cost: nothing to take off. */
 		out->own_ns[c] = !err ? own : 0;
 	}

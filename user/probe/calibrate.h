@@ -16,9 +16,15 @@
 #include "probe/kernel_stats.h"
 
 struct probe_costs {
-	/* A probe pair's whole cost as the caller sees it: what a nested probed call adds. */
+	/* A probe pair's whole cost as the caller sees it (median): what a nested probed call adds. */
 	uint64_t pair_ns[DLPROF_PROBE_CLASSES];
-	/* The part of it inside the call's own entry-to-return time. */
+	/* The least a pair cost a caller in calibration: a bound that holds call by call. */
+	uint64_t pair_least_ns[DLPROF_PROBE_CLASSES];
+	/*
+	 * The least part of it inside the call's own entry-to-return time: a
+	 * call shorter than the median share is real, and must not come out
+	 * at 0 (docs/latency-compensation.md).
+	 */
 	uint64_t own_ns[DLPROF_PROBE_CLASSES];
 };
 

@@ -192,6 +192,7 @@ static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, con
 	r->func = f->demangled ?: f->name;
 	r->mangled = f->demangled ? f->name : NULL;
 	r->entry_only = f->entry_only;
+	r->stepped = f->stepped;
 	r->group = *g;
 	if (kg->by == ATTR_BY_CONTAINER && !g->container_id)
 		r->group.cgroup = NULL;	/* the host: many cgroups, one row */

@@ -83,6 +83,7 @@ int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
 		rows[id].func = t->funcs[id].demangled ?: t->funcs[id].name;
 		rows[id].mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
 		rows[id].entry_only = t->funcs[id].entry_only;
+		rows[id].stepped = t->funcs[id].stepped;
 		func_summary_build(&rows[id].s, stats, calls);
 	}
 	err = kernel_diag_read(km, diag_cpu);

@@ -276,7 +276,7 @@ static void note_copy(const struct lib_copy *copy, const char *what)
 
 	if (copy->info.discovery_ms > 0 && !copy->info.detached)
 		snprintf(late, sizeof(late), ", %.1f ms after its first mapping", copy->info.discovery_ms);
-	errmsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
+	notemsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
 	       major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino, copy->info.nr_funcs,
 	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "", late);
 }
@@ -309,12 +309,13 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		return err;
 	err = attach_copy(c, copy);
 	if (err) {
-		errmsg("warning: cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
+		warnmsg("cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
 		       display, (int)holder, err == -ENOENT ? "none of the selected functions is in it (another version)"
 							    : attach_strerror(err));
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
 		copy->info.detached = true;
+		copy->info.attach_failures++;
 		copy->failed = true;
 		return 0;
 	}
@@ -368,17 +369,24 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 /* A copy detached once and mapped again (the same image started anew): probed again. */
 static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 {
-	/* A holder first: the file is reached through its namespace. */
-	int err = add_holder(c, copy, pid) ?: attach_copy(c, copy);
+	int err;
 
+	/*
+	 * The new mapper is a holder first: the file is reached through its
+	 * namespace, since the processes it was found through are gone (and
+	 * add_holder() takes none for a detached copy).
+	 */
+	copy->info.detached = false;
+	err = add_holder(c, copy, pid) ?: attach_copy(c, copy);
 	if (err) {
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
-		errmsg("warning: cannot attach probes to the copy %s again: %s; its calls are not counted",
+		copy->info.detached = true;
+		copy->info.attach_failures++;
+		warnmsg("cannot attach probes to the copy %s again: %s; its calls are not counted",
 		       copy->display, attach_strerror(err));
 		return 0;
 	}
-	copy->info.detached = false;
 	note_copy(copy, "re-attached");
 	return 0;
 }
@@ -722,7 +730,7 @@ int lib_copies__relink(struct lib_copies *c)
 		copy->unlinked = false;
 		ret = attach_copy(c, copy);
 		if (ret) {
-			errmsg("warning: cannot attach probes to the copy %s again: %s; its calls are not counted",
+			warnmsg("cannot attach probes to the copy %s again: %s; its calls are not counted",
 			       copy->display, attach_strerror(ret));
 			attacher__free(copy->attacher);
 			copy->attacher = NULL;

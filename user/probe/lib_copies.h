@@ -37,6 +37,7 @@ struct lib_copy_info {
 	size_t nr_funcs;	/* functions attached */
 	size_t nr_missing;	/* functions of the primary this copy does not have (another version) */
 	bool detached;		/* no process mapped it any more */
+	size_t attach_failures;	/* times its probes could not be attached: its calls then went uncounted */
 	double attach_s;	/* seconds since the session started (0 for those at the start) */
 	double discovery_ms;	/* COPY_DISCOVERED: from the kernel's first sight of the file to the probes in */
 	double detach_s;

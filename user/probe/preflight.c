@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
+#include "probe/kernel_features.h"
 #include "probe/preflight.h"
 
 #ifndef CAP_PERFMON
@@ -40,6 +41,8 @@ int preflight_check(char *msg, size_t msg_sz)
 			 "use a kernel >= 5.15 built with CONFIG_DEBUG_INFO_BTF=y");
 		return -ENOTSUP;
 	}
+	if (kernel_features_check(msg, msg_sz))
+		return -ENOTSUP;
 	/* Kernels >= 5.11 charge BPF memory to the cgroup; older ones need this, and sandboxes refuse it. */
 	setrlimit(RLIMIT_MEMLOCK, &inf);
 	return 0;

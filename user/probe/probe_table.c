@@ -334,6 +334,7 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 		       unsigned int flags, char *err, size_t err_sz)
 {
 	char where[1024], globs[512];
+	size_t max;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -353,8 +354,9 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 			return ret;
 		}
 		if (ret) {
-			snprintf(err, err_sz, "cannot resolve library '%s': %s", opts->libs.items[i],
-				 strerror(-ret));
+			/* where names what could not be read, e.g. a target's /proc/PID/environ. */
+			snprintf(err, err_sz, "cannot resolve library '%s': %s%s%s", opts->libs.items[i],
+				 where, *where ? ": " : "", strerror(-ret));
 			return ret;
 		}
 	}
@@ -362,11 +364,22 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 	if (!t->libs)
 		return -ENOMEM;
 	t->nr_libs = t->files.cnt;
+	max = opts->max_functions ?: PROBE_TABLE_MAX_FUNCTIONS;
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		t->libs[i].file = &t->files.libs[i];
 		ret = load_lib(t, i, opts, flags, err, err_sz);
 		if (ret)
 			return ret;
+		/* Past the bound there is no need to read the other libraries. */
+		if (t->nr_funcs > max) {
+			if (i + 1 < t->nr_libs)
+				snprintf(err, err_sz, "%zu functions matched in the first %zu of %zu libraries, more "
+					 "than the %zu a profile takes unasked", t->nr_funcs, i + 1, t->nr_libs, max);
+			else
+				snprintf(err, err_sz, "%zu functions matched in %zu librar%s, more than the %zu a "
+					 "profile takes unasked", t->nr_funcs, t->nr_libs, i ? "ies" : "y", max);
+			return -E2BIG;
+		}
 	}
 	if (!t->nr_funcs) {
 		size_t unresolved = 0, unprobeable = 0;

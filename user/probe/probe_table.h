@@ -23,7 +23,15 @@ struct probe_selection {
 	struct str_list excludes;
 	bool placement_entry;		/* probes stay on the entry unless it cannot take one */
 	bool no_demangle;		/* --no-demangle: globs see and rows carry the symbols only */
+	size_t max_functions;		/* more selected is refused (-E2BIG); 0: PROBE_TABLE_MAX_FUNCTIONS */
 };
+
+/*
+ * A profile of every function of hundreds of libraries (--lib 'lib*')
+ * takes memory, attach and detach time in proportion: beyond this many,
+ * the caller must ask for them.
+ */
+#define PROBE_TABLE_MAX_FUNCTIONS 20000
 
 struct probe_lib {
 	const struct lib_file *file;	/* in probe_table.files */

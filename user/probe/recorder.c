@@ -161,6 +161,9 @@ struct recorder *recorder__new(const struct kernel_maps *maps, const struct prob
 	r->last_flush_ns = mono_ns();
 	return r;
 fail:
+	/* A trace that could not be started (a full disk) leaves nothing a reader could take for one. */
+	trace_writer__discard(r->writer);
+	r->writer = NULL;
 	recorder__free(r);
 	errno = -err;
 	return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include "attribution.h"
 #include "probe/kernel_groups.h"
 #include "probe/kernel_stats.h"
+#include "probe/kernel_features.h"
 #include "probe/preflight.h"
 #include "probe/probe_attach.h"
 #include "probe/probe_table.h"
@@ -34,6 +36,57 @@
 #include "util/messages.h"
 /* The one file that knows the BPF object's layout; every other part goes through here. */
 #include "profile.skel.h"
+#include "profile_ctx.skel.h"
+
+/*
+ * profile_ctx is profile.bpf.c built for the session kfuncs that take the
+ * program's context (Linux 7.0+): libbpf 1.1 cannot hold both signatures in
+ * one object (bpf/profile.bpf.c says why). Its image is opened under struct
+ * profile_bpf, which is sound only because both come from one source and so
+ * have the same maps, programs and globals, matched by name at open and laid
+ * out alike. What the compiler can check of that, it checks here.
+ */
+_Static_assert(sizeof(struct profile_bpf) == sizeof(struct profile_ctx_bpf), "skeletons differ");
+_Static_assert(sizeof(((struct profile_bpf *)0)->maps) == sizeof(((struct profile_ctx_bpf *)0)->maps),
+	       "the images' maps differ");
+_Static_assert(sizeof(((struct profile_bpf *)0)->progs) == sizeof(((struct profile_ctx_bpf *)0)->progs),
+	       "the images' programs differ");
+_Static_assert(sizeof(struct profile_bpf__rodata) == sizeof(struct profile_ctx_bpf__rodata),
+	       "the images' rodata differ");
+_Static_assert(sizeof(struct profile_bpf__bss) == sizeof(struct profile_ctx_bpf__bss), "the images' bss differ");
+
+/* profile_bpf__open(), from the image built for the kernel's session kfuncs. */
+static struct profile_bpf *profile_open(void)
+{
+	struct profile_bpf *obj;
+	int err;
+
+	switch (kernel_session_kfunc()) {
+	case SESSION_KFUNC_CTX:
+		break;
+	case SESSION_KFUNC_OTHER:
+		/* libbpf 1.1 fails a weak kfunc extern whose proto differs from the kernel's. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	default:
+		/* (void), or none: the extern is weak. */
+		return profile_bpf__open();
+	}
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = profile_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)profile_ctx_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		profile_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
 
 struct session {
 	struct session_opts opts;
@@ -146,7 +199,8 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 		goto fail;
 	}
 	/* Without it, unwinding through a return probe cannot be repaired: the table keeps them off. */
-	s->unwind_fix = !unwind_fix_probe();
+	/* The repair writes slots it finds by a bpf_loop() walk of the pending returns. */
+	s->unwind_fix = !unwind_fix_probe() && kernel_has(KF_BPF_LOOP);
 	s->tot.unwind_repair = s->unwind_fix;
 	return s;
 fail:
@@ -288,6 +342,22 @@ static int setup_attribution(struct session *s, bool record)
  * calibration that fails leaves the costs at 0: the latencies are then
  * raw, and the totals say why.
  */
+/*
+ * Calibration gave this thread the storage of a profiled thread, which the
+ * BPF side takes as "tracked" without asking again: drop it, so that the
+ * profiler's own calls (its trace's compression) are never counted. The
+ * map's key is a pidfd (task storage, kernel 5.11).
+ */
+static void forget_own_thread(struct session *s)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, gettid(), 0);
+
+	if (pidfd < 0)
+		return;	/* not the thread group leader, on a kernel without PIDFD_THREAD: nothing to key */
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.thread_calls), &pidfd);
+	close(pidfd);
+}
+
 static void calibrate(struct session *s)
 {
 	struct attach_progs progs = probe_progs(s);
@@ -300,6 +370,7 @@ static void calibrate(struct session *s)
 	s->skel->bss->calibrating = 1;
 	err = probe_costs_calibrate(s->mode, &progs, &s->maps, (__u32)s->table.nr_funcs, &c);
 	s->skel->bss->calibrating = 0;
+	forget_own_thread(s);
 	if (err) {
 		s->tot.compensation_err = err;
 		return;
@@ -309,8 +380,16 @@ static void calibrate(struct session *s)
 	if (runs1 - runs0 >= 2)
 		s->tot.probe_calib_prog_ns = (run1 - run0) / ((runs1 - runs0) / 2);
 	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
-		s->skel->bss->comp_pair_ns[k] = c.pair_ns[k];
-		s->skel->bss->comp_own_ns[k] = c.own_ns[k];
+		/*
+		 * A single-stepped pair varies call to call by more than the
+		 * calls it times: a nested one is taken off at its least cost,
+		 * an emulated one (steady) at its median.
+		 */
+		s->skel->bss->comp_pair_ns[k] = k == DLPROF_PROBE_STEPPED ? c.pair_least_ns[k] : c.pair_ns[k];
+		s->skel->bss->comp_pair_least_ns[k] = c.pair_least_ns[k];
+		/* A single-stepped function's times stay raw: nothing of its own is taken off. */
+		s->skel->bss->comp_own_ns[k] = k == DLPROF_PROBE_STEPPED ? 0 : c.own_ns[k];
+		s->tot.probe_pair_least_ns[k] = c.pair_least_ns[k];
 		s->tot.probe_pair_ns[k] = c.pair_ns[k];
 		s->tot.probe_own_ns[k] = c.own_ns[k];
 	}
@@ -330,9 +409,10 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 
 	if (nr_cpus <= 0)
 		return nr_cpus ?: -EINVAL;
-	s->skel = profile_bpf__open();
+	s->skel = profile_open();
 	if (!s->skel)
 		return -errno;
+	s->skel->rodata->self_tgid = (__u32)getpid();
 	s->skel->rodata->filter_mode = filtered ? DLPROF_FILTER_TGIDS :
 				       s->opts.nr_cgroups ? DLPROF_FILTER_CGROUPS : DLPROF_FILTER_ALL;
 	s->skel->rodata->nr_cgroups = (__u32)s->opts.nr_cgroups;
@@ -341,6 +421,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	for (size_t k = 0; k < s->events.cnt; k++)
 		s->skel->rodata->event_task[k] = s->events.ev[k]->task;
 	s->skel->rodata->unwind_fix = s->unwind_fix;
+	s->skel->rodata->has_bpf_loop = kernel_has(KF_BPF_LOOP);
 	err = setup_attribution(s, ropts != NULL);
 	if (err)
 		return err;
@@ -397,6 +478,9 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 	int ret;
 
 	ret = load_bpf(s, ropts);
+	if (ret && kernel_session_kfunc() == SESSION_KFUNC_OTHER)
+		return fail(err, err_sz, ret, "cannot load the BPF programs: this kernel's bpf_session_is_return "
+			    "has a signature this build does not know");
 	if (ret)
 		return fail(err, err_sz, ret, "cannot load the BPF programs: %s (-v shows the verifier's log)",
 			    strerror(-ret));
@@ -571,19 +655,26 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	ret = start_discovery(s, &progs);
 	if (ret)
 		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
-	/* Its own messages name each refusal: there is no single line to put in err. */
-	ret = s->opts.start_unlinked ? 0 : attach_table(s, err, err_sz);
-	if (ret)
-		return ret;
-	/* Without the right to repair, the unwinder probes of --unwind unsafe only count what they meet. */
+	/*
+	 * The unwinder's probes before any return probe: an exception thrown
+	 * in between would meet a trampoline nothing repairs. Reading their
+	 * libraries' symbols (libstdc++ has thousands) is our own work, done
+	 * before the functions are probed as the scan above is. Without the
+	 * right to repair (--unwind unsafe) they only count what they meet.
+	 */
 	if (s->unwind_fix || s->opts.unwind_unsafe) {
 		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
 		if (ret)
 			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
+	/* Its own messages name each refusal: there is no single line to put in err. */
+	ret = s->opts.start_unlinked ? 0 : attach_table(s, err, err_sz);
+	if (ret)
+		return ret;
+	/* The profiled functions; the unwinder's probes are counted apart (unwind_hooks), as after a relink. */
+	s->tot.functions_attached = attacher__nr_attached(s->attacher) - s->tot.unwind_hooks;
 	s->tot.attach_ms = (now_s() - t0) * 1e3;
-	s->tot.functions_attached = attacher__nr_attached(s->attacher);
 	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
 	return 0;
 }
@@ -692,6 +783,11 @@ int session_preflight(char *msg, size_t msg_sz)
 void session_list_events(FILE *out)
 {
 	event_list_print(out);
+}
+
+void session_print_kernel_features(FILE *out)
+{
+	kernel_features_print(out);
 }
 
 int session__read(struct session *s, bool final, struct func_profile *funcs, struct session_totals *tot)
@@ -1032,6 +1128,7 @@ int session__read_func(const struct session *s, size_t func, struct func_profile
 		f->func = t->funcs[id].demangled ?: t->funcs[id].name;
 		f->mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
 		f->entry_only = t->funcs[id].entry_only;
+		f->stepped = t->funcs[id].stepped;
 		func_summary_build(&f->s, stats, calls);
 		if (hist)
 			memcpy(hist, stats->hist, sizeof(stats->hist));
@@ -1321,7 +1418,7 @@ int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t 
 		return 0;
 	s->relink_err = 0;
 	if (!session__links_wait_closed(s, RELINK_PATIENCE_MS))
-		errmsg("warning: the old links are still closing after %d ms; attaching again anyway",
+		warnmsg("the old links are still closing after %d ms; attaching again anyway",
 		       RELINK_PATIENCE_MS);
 	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
 	if (!ret && s->discovery)

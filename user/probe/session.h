@@ -116,7 +116,8 @@ struct session_totals {
 	bool compensated;		/* latencies less the probes' cost (probe/calibrate.h) */
 	int compensation_err;		/* -errno: the calibration failed, the latencies are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a nested probe pair's cost */
-	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' share */
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' least share */
+	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a nested pair's least cost */
 	uint64_t probe_calib_prog_ns;	/* calibrated: the programs' part of a pair (bpf_stats); 0: not counted */
 	uint64_t group_overflow;	/* --by: calls counted for their function but in no group (map full) */
 	uint64_t proc_meta_full;	/* processes whose name could not be kept (map full) */
@@ -186,10 +187,12 @@ int session__reap_command(struct session *s, int *wstatus);
 /* The profile ends before the command: stop it as timeout(1) does (probe/target.h). */
 void session__stop_command(struct session *s, int grace_ms, struct launched_cmd_end *end);
 
-/* The machine can profile at all (root, BPF, tracefs): 0, or -errno with why in msg. */
+/* The machine can profile at all (root, BPF, the kernel's required features): 0, or -errno with why in msg. */
 int session_preflight(char *msg, size_t msg_sz);
 /* The perf events this machine has, one line each, for -e list. */
 void session_list_events(FILE *out);
+/* The kernel features probed and whether this kernel has each, for --version -v. */
+void session_print_kernel_features(FILE *out);
 
 /*
  * The aggregates: funcs[i] for each of session__nr_funcs() functions,

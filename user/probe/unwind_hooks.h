@@ -3,8 +3,9 @@
  * Probes on the unwinder, so that C++ exceptions, forced unwinding and
  * backtrace() walk through probed frames (docs/live-mode.md, "Unwinding"):
  * libgcc_s's _Unwind_* entry points put the original return addresses back,
- * libstdc++'s __cxa_begin_catch re-arms the frames that survive. The BPF
- * side (bpf/profile.bpf.c) needs bpf_probe_write_user for it.
+ * libstdc++'s __cxa_begin_catch re-arms the frames that survive, and so do
+ * _Unwind_Backtrace's return instructions for the frames it walked. The
+ * BPF side (bpf/profile.bpf.c) needs bpf_probe_write_user for it.
  */
 #ifndef DLPROF_UNWIND_HOOKS_H
 #define DLPROF_UNWIND_HOOKS_H

@@ -893,6 +893,11 @@ static int swap_in(int dirfd)
 	return renameat(dirfd, META_TMP_FILE, dirfd, TRACE_META_FILE) ? -errno : 0;
 }
 
+void trace_meta__drop_spare(int dirfd)
+{
+	unlinkat(dirfd, META_TMP_FILE, 0);
+}
+
 int trace_meta__write(const struct trace_meta *m, int dirfd)
 {
 	size_t len, cap;

@@ -129,6 +129,11 @@ int trace_meta__parse(struct trace_meta **out, const char *text, size_t len,
 		      char *err, size_t err_sz);
 /* meta.json in dirfd, through a temporary file renamed over it. 0 or -errno. */
 int trace_meta__write(const struct trace_meta *m, int dirfd);
+/*
+ * After the last write: the spare file each write reuses (so that a full
+ * disk cannot stop the metadata from being updated) is not needed any more.
+ */
+void trace_meta__drop_spare(int dirfd);
 /* Reads meta.json of dirfd: -ENOENT when absent, -EINVAL (err says why) when corrupt. */
 int trace_meta__load(struct trace_meta **out, int dirfd, char *err, size_t err_sz);
 

@@ -17,6 +17,8 @@
 
 struct trace_writer {
 	int dirfd;
+	char *dir;		/* as given, to remove it if made here and the trace is discarded */
+	bool created_dir;
 	struct trace_meta *meta;
 	struct shard_writer **shards;
 	__u32 nr_cpus;
@@ -72,11 +74,12 @@ static int prepare_dir(int dirfd, bool overwrite)
 	return err;
 }
 
-static int open_dir(const char *dir, bool overwrite)
+static int open_dir(const char *dir, bool overwrite, bool *created)
 {
 	int fd, err;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	*created = !mkdir(dir, 0755);
+	if (!*created && errno != EEXIST)
 		return -errno;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -170,7 +173,12 @@ struct trace_writer *trace_writer__new(const char *dir, const struct trace_write
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	w->dirfd = open_dir(dir, opts->overwrite);
+	w->dir = strdup(dir);
+	if (!w->dir) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	w->dirfd = open_dir(dir, opts->overwrite, &w->created_dir);
 	if (w->dirfd < 0) {
 		err = w->dirfd;
 		goto cleanup;
@@ -192,9 +200,21 @@ struct trace_writer *trace_writer__new(const char *dir, const struct trace_write
 	return w;
 
 cleanup:
-	trace_writer__free(w);
+	trace_writer__discard(w);
 	errno = -err;
 	return NULL;
+}
+
+void trace_writer__discard(struct trace_writer *w)
+{
+	if (!w)
+		return;
+	if (w->dirfd >= 0) {
+		prepare_dir(w->dirfd, true /* overwrite: removes only trace files */);
+		if (w->created_dir)
+			rmdir(w->dir);
+	}
+	trace_writer__free(w);
 }
 
 void trace_writer__free(struct trace_writer *w)
@@ -207,6 +227,7 @@ void trace_writer__free(struct trace_writer *w)
 	trace_meta__free(w->meta);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
+	free(w->dir);
 	free(w);
 }
 
@@ -280,6 +301,8 @@ int trace_writer__close(struct trace_writer *w)
 	e = trace_writer__write_meta(w);
 	if (e)
 		w->meta->ended_cleanly = false;
+	else
+		trace_meta__drop_spare(w->dirfd);
 	return err ? err : e;
 }
 

@@ -83,5 +83,10 @@ int trace_writer__close(struct trace_writer *w);
 void trace_writer__stats(const struct trace_writer *w, struct trace_writer_stats *st);
 /* Closes the files; records not written by flush/close are lost. NULL-safe. */
 void trace_writer__free(struct trace_writer *w);
+/*
+ * Frees w and removes what it wrote: the trace files, and the folder if
+ * trace_writer__new made it. For a trace that could not be started.
+ */
+void trace_writer__discard(struct trace_writer *w);
 
 #endif /* DLPROF_TRACE_WRITER_H */
