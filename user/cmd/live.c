@@ -65,7 +65,6 @@ struct live {
 	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
 	/* The attach's and the detach's progress line (stderr). */
 	bool progress_tty;
-	bool progress_open;		/* on the terminal, a line without its newline yet */
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
 	int cancel_signo;		/* the signal that cancelled the attach */
 	bool classic;			/* classic links: the detach takes a grace period per probe */
@@ -335,12 +334,26 @@ static const char *grouped(size_t n, char *buf, size_t sz)
 	return buf;
 }
 
-/* The progress line ends before anything else is said on stderr. */
+/*
+ * On a terminal, the progress line waits for its newline while it is
+ * rewritten; whatever else is said on stderr, the engine's messages
+ * included, ends it first. One profile per process: a static.
+ */
+static bool progress_open;
+static msg_print_fn print_after_progress;
+
 static void progress_break(struct live *l)
 {
-	if (l->progress_open)
+	(void)l;
+	if (progress_open)
 		fputc('\n', stderr);
-	l->progress_open = false;
+	progress_open = false;
+}
+
+static void print_past_progress(enum msg_level level, const char *text)
+{
+	progress_break(NULL);
+	print_after_progress(level, text);
 }
 
 /* A signal that ends the profile is pending (left pending: the attach only stops for it). */
@@ -386,7 +399,7 @@ static bool show_progress(void *ctx, const struct session_progress *p)
 		attaching ? "attaching" : "detaching", grouped(p->done, done, sizeof(done)),
 		grouped(p->total, total, sizeof(total)), attaching ? "functions" : "probes",
 		p->last ? "" : "...", l->progress_tty ? "\033[K" : "", l->progress_tty && !p->last ? "" : "\n");
-	l->progress_open = l->progress_tty && !p->last;
+	progress_open = l->progress_tty && !p->last;
 	l->progress_shown_s = p->last ? 0 : p->elapsed_s;
 	return false;
 }
@@ -646,6 +659,8 @@ static int start_session(struct live *l)
 	session_opts_of(&l->opts, &l->cgroups, &so);
 	so.progress_ctx = l;
 	l->progress_tty = isatty(STDERR_FILENO);
+	if (l->progress_tty && !print_after_progress)
+		print_after_progress = messages_set_print(print_past_progress);
 	/* Usage errors before the libraries are read: one line, and no warning about them first. */
 	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
 	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
@@ -823,6 +838,11 @@ int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view
 {
 	struct live l = { .sig_fd = -1, .view = view };
 	int status = live_run(&l, cmd, argc, argv);
+
+	if (print_after_progress) {
+		messages_set_print(print_after_progress);
+		print_after_progress = NULL;
+	}
 
 	session__free(l.session);
 	output_file__free(l.summary);
