@@ -34,6 +34,10 @@
 #define EXIT_DURATION 124
 /* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
 #define RECORD_DRAIN_MS 50
+/* An attach or detach says how far it is once it has taken this long... */
+#define PROGRESS_AFTER_S 1.0
+/* ...on one line rewritten in place on a terminal, else on a new line this often. */
+#define PROGRESS_EVERY_S 5.0
 
 struct live {
 	struct profile_opts opts;
@@ -60,6 +64,11 @@ struct live {
 	double start_s, last_tick_s;
 	double read_s;			/* the last read of the aggregates began then */
 	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
+	/* The attach's and the detach's progress line (stderr). */
+	bool progress_tty;
+	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
+	int cancel_signo;		/* the signal that cancelled the attach */
+	bool classic;			/* classic links: the detach takes a grace period per probe */
 };
 
 static int verbosity;
@@ -317,6 +326,92 @@ static int print_report(struct live *l, bool final)
 	return err;
 }
 
+/* n with its thousands grouped: 10,726. */
+static const char *grouped(size_t n, char *buf, size_t sz)
+{
+	char digits[32];
+	int len = snprintf(digits, sizeof(digits), "%zu", n);
+	size_t k = 0;
+
+	for (int i = 0; i < len && k + 2 < sz; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = digits[i];
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+/*
+ * On a terminal, the progress line waits for its newline while it is
+ * rewritten; whatever else is said on stderr, the engine's messages
+ * included, ends it first. One profile per process: a static.
+ */
+static bool progress_open;
+static msg_print_fn print_after_progress;
+
+static void progress_break(struct live *l)
+{
+	(void)l;
+	if (progress_open)
+		fputc('\n', stderr);
+	progress_open = false;
+}
+
+static void print_past_progress(enum msg_level level, const char *text)
+{
+	progress_break(NULL);
+	print_after_progress(level, text);
+}
+
+/* A signal that ends the profile is pending (left pending: the attach only stops for it). */
+static int pending_stop_signal(void)
+{
+	static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+	sigset_t set;
+
+	if (sigpending(&set))
+		return 0;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		if (sigismember(&set, stops[i]) == 1)
+			return stops[i];
+	return 0;
+}
+
+/*
+ * How far the attach or the detach is, once it takes more than a second:
+ * thousands of classic probes take seconds to attach and minutes to detach.
+ * A signal that would end the profile cancels the attach.
+ */
+static bool show_progress(void *ctx, const struct session_progress *p)
+{
+	struct live *l = ctx;
+	bool attaching = p->phase == SESSION_ATTACHING;
+	char done[32], total[32];
+
+	if (attaching && !p->last && (l->cancel_signo = pending_stop_signal()))
+		return true;
+	/* A phase cut short says so in a message of its own. */
+	if (p->elapsed_s < PROGRESS_AFTER_S || (p->last && (!l->progress_shown_s || p->done < p->total))) {
+		if (p->last) {
+			progress_break(l);
+			l->progress_shown_s = 0;
+		}
+		return false;
+	}
+	if (!l->progress_tty && !p->last && l->progress_shown_s &&
+	    p->elapsed_s - l->progress_shown_s < PROGRESS_EVERY_S)
+		return false;
+	/* On the terminal the line is rewritten in place, the rest of the old one erased (EL). */
+	fprintf(stderr, "%sdlprof-bpf: %s %s/%s %s%s%s%s", l->progress_tty ? "\r" : "",
+		attaching ? "attaching" : "detaching", grouped(p->done, done, sizeof(done)),
+		grouped(p->total, total, sizeof(total)), attaching ? "functions" : "probes",
+		p->last ? "" : "...", l->progress_tty ? "\033[K" : "", l->progress_tty && !p->last ? "" : "\n");
+	progress_open = l->progress_tty && !p->last;
+	l->progress_shown_s = p->last ? 0 : p->elapsed_s;
+	return false;
+}
+
 /* A signal that stops waiting for the detach: any but SIGCHLD. */
 static bool stop_waiting(void *ctx)
 {
@@ -327,16 +422,25 @@ static bool stop_waiting(void *ctx)
 		return false;
 	if (si.ssi_signo == SIGCHLD)
 		return false;
-	errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
-	       "the counts below may still grow meanwhile", (now_s() - l->detach_t0));
+	progress_break(l);
+	if (l->classic)
+		errmsg("stopped waiting after %.1f s: a process of its own (dlprof-detach) goes on removing the "
+		       "probes, the most called functions' first; the counts below may still grow meanwhile",
+		       now_s() - l->detach_t0);
+	else
+		errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
+		       "the counts below may still grow meanwhile", (now_s() - l->detach_t0));
 	return true;
 }
 
 static void detach_slow(void *ctx)
 {
-	(void)ctx;
-	errmsg("removing the probes has taken %d s: the kernel waits until no task is inside "
-	       "one; Ctrl-C stops waiting (the summary follows)", DETACH_PATIENCE_S);
+	struct live *l = ctx;
+
+	progress_break(l);
+	errmsg("removing the probes has taken %d s: %s; Ctrl-C stops waiting (the summary follows)",
+	       DETACH_PATIENCE_S, l->classic ? "the kernel removes classic probes one at a time, each after a "
+					     "grace period" : "the kernel waits until no task is inside one");
 }
 
 /*
@@ -543,6 +647,7 @@ static void session_opts_of(const struct profile_opts *o, const struct str_list 
 		.list_skipped = o->verbose > 0,
 		.by = (enum attr_by)o->by,
 		.raw_latency = o->raw_latency,
+		.progress = show_progress,
 	};
 	cli_selection(o, &so->sel);
 }
@@ -560,6 +665,10 @@ static int start_session(struct live *l)
 	int err;
 
 	session_opts_of(&l->opts, &l->cgroups, &so);
+	so.progress_ctx = l;
+	l->progress_tty = isatty(STDERR_FILENO);
+	if (l->progress_tty && !print_after_progress)
+		print_after_progress = messages_set_print(print_past_progress);
 	/* Usage errors before the libraries are read: one line, and no warning about them first. */
 	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
 	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
@@ -594,11 +703,16 @@ static int start_session(struct live *l)
 	if (setup_signals(l))
 		return 1;
 	err = session__start(l->session, &cmd_failed, msg, sizeof(msg));
+	progress_break(l);
 	if (err && msg[0])
 		errmsg("%s", msg);
+	/* A signal's usual status: the probes made so far go in the background (session__free). */
+	if (err == -ECANCELED)
+		return 128 + l->cancel_signo;
 	if (err)
 		return cmd_failed ? (err == -ENOENT ? 127 : 126) : 1;
 	session__totals(l->session, &tot);
+	l->classic = tot.attach_mode && !strcmp(tot.attach_mode, "classic");
 	if (verbosity && tot.unwind_hooks)
 		errmsg("%zu unwinder probes attached (libgcc_s, libstdc++)", tot.unwind_hooks);
 	if (!l->opts.command)
@@ -742,6 +856,11 @@ int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view
 {
 	struct live l = { .sig_fd = -1, .view = view };
 	int status = live_run(&l, cmd, argc, argv);
+
+	if (print_after_progress) {
+		messages_set_print(print_after_progress);
+		print_after_progress = NULL;
+	}
 
 	session__free(l.session);
 	output_file__free(l.summary);

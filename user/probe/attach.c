@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 
 #include "probe/attach.h"
@@ -38,15 +41,27 @@ struct link_create_uprobe_multi {
 	__u32 pid;
 };
 
+/*
+ * The uprobe PMU (kernel 4.17, commit 33ea4b24277b "perf/core: Implement
+ * the 'perf_uprobe' PMU"): its perf type and the config bit that makes a
+ * return probe, as sysfs names them.
+ */
+struct uprobe_pmu {
+	int type;		/* 0: not read yet */
+	int ret_bit;
+};
+
 struct attacher {
 	enum attach_mode mode;
 	struct attach_progs progs;
 	pid_t pid;
-	int *link_fds;			/* multi links */
-	size_t nr_link_fds, cap_link_fds;
-	struct bpf_link **links;	/* classic links */
+	struct uprobe_pmu pmu;		/* classic */
+	struct attach_link *links;
 	size_t nr_links, cap_links;
 	size_t nr_attached;
+	size_t nr_done;			/* functions attached or refused, for the tick */
+	attach_tick_fn tick;
+	void *tick_ctx;
 };
 
 static const char *const mode_names[] = {
@@ -60,6 +75,8 @@ const char *attach_strerror(int err)
 {
 	if (err == -DLPROF_ENOTSUPP)
 		return "the kernel cannot put a uprobe on this instruction";
+	if (err == -EMFILE)
+		return "out of file descriptors: classic mode takes one per probe (raise the limit with ulimit -n)";
 	return strerror(-err);
 }
 
@@ -184,6 +201,17 @@ struct attacher *attacher__new(enum attach_mode mode, const struct attach_progs 
 	return a;
 }
 
+/* Room for n more links: 0 or -ENOMEM. */
+static int reserve_links(struct attacher *a, size_t n)
+{
+	return ARRAY_RESERVE(a->links, a->cap_links, a->nr_links + n);
+}
+
+static void push_link(struct attacher *a, int fd, bool ret, uint64_t cookie)
+{
+	a->links[a->nr_links++] = (struct attach_link){ .fd = fd, .ret = ret, .cookie = cookie };
+}
+
 /* One session link for a run of offsets. */
 static int attach_session_range(struct attacher *a, const char *path, const uint64_t *offsets,
 				const uint64_t *cookies, size_t cnt)
@@ -194,12 +222,12 @@ static int attach_session_range(struct attacher *a, const char *path, const uint
 					  path, offsets, cookies, (__u32)cnt, 0, a->pid);
 	if (fd < 0)
 		return fd;
-	err = array_reserve((void **)&a->link_fds, &a->cap_link_fds, a->nr_link_fds + 1, sizeof(int));
+	err = reserve_links(a, 1);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	a->link_fds[a->nr_link_fds++] = fd;
+	push_link(a, fd, false, 0);
 	return 0;
 }
 
@@ -253,55 +281,163 @@ static int attach_multi_range(struct attacher *a, const char *path, const uint64
 		close(efd);
 		return rfd;
 	}
-	err = array_reserve((void **)&a->link_fds, &a->cap_link_fds, a->nr_link_fds + 2, sizeof(int));
+	err = reserve_links(a, 2);
 	if (err) {
 		if (rfd)
 			close(rfd);
 		close(efd);
 		return err;
 	}
-	a->link_fds[a->nr_link_fds++] = efd;
+	push_link(a, efd, false, 0);
 	if (rfd)
-		a->link_fds[a->nr_link_fds++] = rfd;
+		push_link(a, rfd, true, 0);
 	return 0;
+}
+
+/* A sysfs file's first line, NUL-terminated without its newline: 0 or -errno. */
+static int read_line(const char *path, char *buf, size_t sz)
+{
+	FILE *f = fopen(path, "re");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fgets(buf, (int)sz, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	else
+		err = -EINVAL;
+	fclose(f);
+	return err;
+}
+
+static int uprobe_pmu_read(struct uprobe_pmu *pmu)
+{
+	char line[64];
+	int err;
+
+	err = read_line("/sys/bus/event_source/devices/uprobe/type", line, sizeof(line));
+	if (!err && sscanf(line, "%d", &pmu->type) != 1)
+		err = -EINVAL;
+	if (!err)
+		err = read_line("/sys/bus/event_source/devices/uprobe/format/retprobe", line, sizeof(line));
+	if (!err && (sscanf(line, "config:%d", &pmu->ret_bit) != 1 || pmu->ret_bit < 0 || pmu->ret_bit > 63))
+		err = -EINVAL;
+	if (err) {
+		pmu->type = 0;
+		return err == -ENOENT ? -EOPNOTSUPP : err;
+	}
+	return 0;
+}
+
+/*
+ * One classic probe as a BPF link on a perf uprobe event (BPF_PERF_EVENT
+ * links and their cookies: kernel 5.15, commit b89fbfbb854c "bpf: Implement
+ * minimal BPF perf link"). The link holds the event, so the event's own fd
+ * is closed at once: one fd per probe, not libbpf's two, which is what lets
+ * thousands of functions fit the usual file limits.
+ *
+ * The event stays disabled. The program runs all the same: it hangs off
+ * the trace event's program array, which the uprobe's handler runs before
+ * it looks at any perf event (__uprobe_perf_func). An enabled event would
+ * be scheduled on its CPU's context, and installing each new event there
+ * reschedules all of them (ctx_resched): thousands of probes then attach
+ * in quadratic time. Returns the link's fd or -errno.
+ */
+static int classic_probe(struct attacher *a, int prog_fd, const char *path, uint64_t offset, uint64_t cookie,
+			 bool ret)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = (__u32)a->pmu.type,
+		.config = ret ? 1ull << a->pmu.ret_bit : 0,
+		.config1 = (__u64)(unsigned long)path,	/* uprobe_path */
+		.config2 = offset,			/* probe_offset */
+		.disabled = 1,
+	};
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .perf_event.bpf_cookie = cookie);
+	/* System-wide: any task on CPU 0's context (a uprobe fires on every CPU); else that process's. */
+	pid_t pid = a->pid > 0 ? a->pid : -1;
+	int pfd, lfd;
+
+	pfd = (int)syscall(__NR_perf_event_open, &attr, pid, pid > 0 ? -1 : 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	lfd = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, &lopts);
+	if (lfd < 0)
+		lfd = -errno;
+	close(pfd);
+	return lfd;
+}
+
+/* Descriptors left for everything but the probes: maps, programs, per-CPU events, sockets. */
+#define FD_HEADROOM 1024
+
+int attach_fd_reserve(size_t probes)
+{
+	rlim_t want = (rlim_t)probes + FD_HEADROOM;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur >= want)
+		return 0;
+	rl.rlim_cur = rl.rlim_max;
+	if (rl.rlim_max < want) {
+		/* Raising the hard limit takes CAP_SYS_RESOURCE; without it the soft one goes as far as it can. */
+		struct rlimit more = { want, want };
+
+		if (!setrlimit(RLIMIT_NOFILE, &more))
+			return 0;
+	}
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	return rl.rlim_cur >= want ? 0 : -EMFILE;
+}
+
+/* Out of descriptors: twice the limit, if the process may have it; false when it stays as it was. */
+static bool fd_limit_grow(void)
+{
+	struct rlimit before, after;
+
+	if (getrlimit(RLIMIT_NOFILE, &before))
+		return false;
+	attach_fd_reserve((size_t)before.rlim_cur * 2);
+	return !getrlimit(RLIMIT_NOFILE, &after) && after.rlim_cur > before.rlim_cur;
 }
 
 static int attach_classic_one(struct attacher *a, const char *path, uint64_t offset, uint64_t cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, eopts, .bpf_cookie = cookie);
-	LIBBPF_OPTS(bpf_uprobe_opts, ropts, .bpf_cookie = cookie, .retprobe = true);
-	pid_t pid = a->pid > 0 ? a->pid : -1;
-	struct bpf_link *e, *r;
-	int err;
+	int efd, rfd = -1, err;
 
-	e = bpf_program__attach_uprobe_opts(a->progs.entry, pid, path, offset, &eopts);
-	if (!e)
-		return -errno;
-	r = NULL;
+	if (!a->pmu.type && (err = uprobe_pmu_read(&a->pmu)))
+		return err;
+	err = reserve_links(a, 2);
+	if (err)
+		return err;
+	efd = classic_probe(a, bpf_program__fd(a->progs.entry), path, offset, cookie, false);
+	if (efd == -EMFILE && fd_limit_grow())
+		efd = classic_probe(a, bpf_program__fd(a->progs.entry), path, offset, cookie, false);
+	if (efd < 0)
+		return efd;
 	if (wants_return(cookie)) {
-		r = bpf_program__attach_uprobe_opts(a->progs.ret, pid, path, offset, &ropts);
-		if (!r) {
-			err = -errno;
-			bpf_link__destroy(e);
-			return err;
+		rfd = classic_probe(a, bpf_program__fd(a->progs.ret), path, offset, cookie, true);
+		if (rfd == -EMFILE && fd_limit_grow())
+			rfd = classic_probe(a, bpf_program__fd(a->progs.ret), path, offset, cookie, true);
+		if (rfd < 0) {
+			close(efd);
+			return rfd;
 		}
 	}
-	err = array_reserve((void **)&a->links, &a->cap_links, a->nr_links + 2, sizeof(*a->links));
-	if (err) {
-		bpf_link__destroy(r);
-		bpf_link__destroy(e);
-		return err;
-	}
-	a->links[a->nr_links++] = e;
-	if (r)
-		a->links[a->nr_links++] = r;
+	push_link(a, efd, false, cookie);
+	if (rfd >= 0)
+		push_link(a, rfd, true, cookie);
 	return 0;
 }
 
 static bool fatal_attach_error(int err)
 {
 	/* Errors that no smaller set of offsets would avoid. */
-	return err == -ENOMEM || err == -EPERM || err == -EACCES || err == -ENOENT;
+	return err == -ENOMEM || err == -EPERM || err == -EACCES || err == -ENOENT || err == -EMFILE;
 }
 
 static int add_skip(struct attach_skip **skips, size_t *nr, size_t *cap, size_t index, int err)
@@ -327,6 +463,13 @@ struct attach_run {
 	int first_err;
 };
 
+/* cnt more functions done: 0, or -ECANCELED when the tick says to stop. */
+static int tick(struct attacher *a, size_t cnt)
+{
+	a->nr_done += cnt;
+	return a->tick && a->tick(a->tick_ctx, a->nr_done) ? -ECANCELED : 0;
+}
+
 /* Attach [lo, lo+cnt); on a refusal split in halves to isolate the offsets at fault. */
 static int attach_split(struct attach_run *run, size_t lo, size_t cnt)
 {
@@ -345,14 +488,14 @@ static int attach_split(struct attach_run *run, size_t lo, size_t cnt)
 		err = -EAGAIN; /* classic goes one by one */
 	if (!err) {
 		a->nr_attached += cnt;
-		return 0;
+		return tick(a, cnt);
 	}
 	if (err != -EAGAIN && !run->first_err)
 		run->first_err = err;
 	if (fatal_attach_error(err))
 		return err;
 	if (cnt == 1)
-		return add_skip(run->skips, run->nr_skips, &run->cap_skips, lo, err);
+		return add_skip(run->skips, run->nr_skips, &run->cap_skips, lo, err) ?: tick(a, 1);
 	err = attach_split(run, lo, cnt / 2);
 	if (err)
 		return err;
@@ -380,9 +523,66 @@ int attacher__attach_file(struct attacher *a, const char *path, const uint64_t *
 	return 0;
 }
 
+void attacher__set_tick(struct attacher *a, attach_tick_fn fn, void *ctx)
+{
+	a->tick = fn;
+	a->tick_ctx = ctx;
+	a->nr_done = 0;
+}
+
 size_t attacher__nr_attached(const struct attacher *a)
 {
 	return a->nr_attached;
+}
+
+const struct attach_link *attacher__links(const struct attacher *a, size_t *n)
+{
+	*n = a->nr_links;
+	return a->links;
+}
+
+void attacher__forget_links(struct attacher *a)
+{
+	a->nr_links = 0;
+}
+
+struct link_rank {
+	struct attach_link link;
+	bool last;		/* the unwinder's */
+	uint64_t calls;
+	size_t index;		/* as made: entries before returns, and a stable sort */
+};
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+	const struct link_rank *a = pa, *b = pb;
+
+	if (a->last != b->last)
+		return a->last ? 1 : -1;
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+void attach_links_order(struct attach_link *links, size_t n, const uint64_t *calls, size_t nr_calls)
+{
+	struct link_rank *r = calls && n > 1 ? calloc(n, sizeof(*r)) : NULL;
+
+	/* Without the memory, the order they were made in: entries before returns all the same. */
+	if (!r)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = links[i].cookie & DLPROF_COOKIE_ID_MASK;
+
+		r[i] = (struct link_rank){ .link = links[i], .index = i,
+					   .last = links[i].cookie & DLPROF_COOKIE_UNWIND_MASK };
+		if (!r[i].last && id < nr_calls)
+			r[i].calls = calls[id];
+	}
+	qsort(r, n, sizeof(*r), rank_cmp);
+	for (size_t i = 0; i < n; i++)
+		links[i] = r[i].link;
+	free(r);
 }
 
 enum attach_mode attacher__mode(const struct attacher *a)
@@ -394,11 +594,8 @@ void attacher__free(struct attacher *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->nr_link_fds; i++)
-		close(a->link_fds[i]);
 	for (size_t i = 0; i < a->nr_links; i++)
-		bpf_link__destroy(a->links[i]);
-	free(a->link_fds);
+		close(a->links[i].fd);
 	free(a->links);
 	free(a);
 }

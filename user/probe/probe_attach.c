@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <stdlib.h>
 
 #include "util/messages.h"
@@ -22,7 +23,9 @@ int probe_table__attach(const struct probe_table *t, struct attacher *a, bool ve
 					    t->cookies + lib->first_func, lib->nr_funcs, &skips, &nr_skips);
 		if (err) {
 			free(skips);
-			errmsg("cannot attach probes to %s: %s", lib->file->display, attach_strerror(err));
+			/* A cancel is the caller's to say. */
+			if (err != -ECANCELED)
+				errmsg("cannot attach probes to %s: %s", lib->file->display, attach_strerror(err));
 			return err;
 		}
 		for (size_t k = 0; k < nr_skips && verbose; k++)

@@ -12,7 +12,8 @@
 /*
  * Attach t's functions, library by library. Functions the kernel refuses
  * are left out with one warning per library (one per function when
- * verbose) and added to *skipped. Returns 0, or -errno after a one-line
+ * verbose) and added to *skipped. Returns 0, -ECANCELED when the
+ * attacher's tick stopped it (nothing said), or -errno after a one-line
  * error naming the library that could not be attached at all.
  */
 int probe_table__attach(const struct probe_table *t, struct attacher *a, bool verbose, size_t *skipped);

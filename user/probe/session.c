@@ -121,6 +121,8 @@ struct session {
 	double relink_t0;
 	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
 	size_t nr_closing;
+	double phase_t0, progress_last;	/* the progress callback's: when the phase began, when it was last called */
+	size_t attach_done;		/* the table's functions attached or refused so far */
 };
 
 /*
@@ -595,12 +597,56 @@ static int start_discovery(struct session *s, const struct attach_progs *progs)
 	return ret;
 }
 
+/* The front end's progress callback, called at most every SESSION_PROGRESS_MS unless final. */
+static bool progress(struct session *s, enum session_phase phase, size_t done, size_t total, bool final)
+{
+	struct session_progress p = { .phase = phase, .done = done, .total = total, .last = final };
+	double now = now_s();
+
+	if (!s->opts.progress || (!final && now - s->progress_last < SESSION_PROGRESS_MS / 1e3))
+		return false;
+	s->progress_last = now;
+	p.elapsed_s = now - s->phase_t0;
+	return s->opts.progress(s->opts.progress_ctx, &p);
+}
+
+static bool attach_tick(void *ctx, size_t done)
+{
+	struct session *s = ctx;
+
+	s->attach_done = done;
+	return progress(s, SESSION_ATTACHING, done, s->table.nr_funcs, false);
+}
+
+/* The table's functions into s->attacher, with the progress callback told and heard. */
+static int attach_table(struct session *s, char *err, size_t err_sz)
+{
+	size_t total = s->table.nr_funcs;
+	int ret;
+
+	s->phase_t0 = s->progress_last = now_s();
+	s->attach_done = 0;
+	attacher__set_tick(s->attacher, attach_tick, s);
+	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	attacher__set_tick(s->attacher, NULL, NULL);
+	if (ret == -ECANCELED) {
+		progress(s, SESSION_ATTACHING, s->attach_done, total, true);
+		return fail(err, err_sz, ret, "attach cancelled after %zu of %zu functions", s->attach_done, total);
+	}
+	if (!ret)
+		progress(s, SESSION_ATTACHING, total, total, true);
+	return ret;
+}
+
 static int attach_all(struct session *s, char *err, size_t err_sz)
 {
 	struct attach_progs progs = probe_progs(s);
 	double t0;
 	int ret;
 
+	/* An entry and a return probe per function; a limit still short shows as EMFILE at the attach. */
+	if (s->mode == ATTACH_CLASSIC)
+		attach_fd_reserve(2 * s->table.nr_funcs);
 	/* Descendants have pids of their own: -p cannot filter the links by pid. */
 	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
@@ -627,8 +673,7 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
 	/* Its own messages name each refusal: there is no single line to put in err. */
-	ret = s->opts.start_unlinked ? 0 :
-	      probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	ret = s->opts.start_unlinked ? 0 : attach_table(s, err, err_sz);
 	if (ret)
 		return ret;
 	/* The profiled functions; the unwinder's probes are counted apart (unwind_hooks), as after a relink. */
@@ -844,7 +889,24 @@ static bool wait_all(struct detacher **d, size_t n, int patience_ms)
 	return all;
 }
 
-static bool wait_detach(struct detacher *d, const struct session_stop_wait *w, double t0)
+/* The links closed so far by d and the other detachers, and in all: the detach's progress. */
+static void detach_progress(struct session *s, const struct detacher *d, bool final)
+{
+	size_t done = 0, total = 0, c, t;
+
+	for (size_t k = 0; k <= s->nr_closing; k++) {
+		const struct detacher *x = k < s->nr_closing ? s->closing[k] : d;
+
+		if (!x)
+			continue;
+		detacher__progress(x, &c, &t);
+		done += c;
+		total += t;
+	}
+	progress(s, SESSION_DETACHING, done, total, final);
+}
+
+static bool wait_detach(struct session *s, struct detacher *d, const struct session_stop_wait *w, double t0)
 {
 	bool told = false;
 
@@ -854,11 +916,17 @@ static bool wait_detach(struct detacher *d, const struct session_stop_wait *w, d
 			{ .fd = w->cancel_fd, .events = POLLIN },
 		};
 		int timeout = told ? -1 : (int)((t0 + w->patience_ms / 1e3 - now_s()) * 1e3) + 1;
-		int n = poll(fds, 2, timeout > 0 || told ? timeout : 0);
+		int n;
 
+		if (!told && timeout <= 0)
+			timeout = 0;
+		if (s->opts.progress && (timeout < 0 || timeout > SESSION_PROGRESS_MS))
+			timeout = SESSION_PROGRESS_MS;
+		n = poll(fds, 2, timeout);
 		if (n < 0 && errno != EINTR)
 			return true;
-		if (n == 0 && !told) {
+		detach_progress(s, d, false);
+		if (n == 0 && !told && now_s() >= t0 + w->patience_ms / 1e3) {
 			if (w->slow)
 				w->slow(w->ctx);
 			told = true;
@@ -869,25 +937,63 @@ static bool wait_detach(struct detacher *d, const struct session_stop_wait *w, d
 	return true;
 }
 
+/*
+ * Classic probes go in one detacher, the most called functions' first,
+ * since the kernel closes them one at a time anyway. Other links each on
+ * a thread of its own, so that their grace periods overlap.
+ */
+static struct detacher *start_detach(struct session *s)
+{
+	struct attacher **all = calloc(s->nr_chunks + 1, sizeof(*all));
+	uint64_t *calls = NULL;
+	struct detacher *d = NULL;
+	size_t n = 0;
+
+	if (s->mode == ATTACH_CLASSIC && all) {
+		if (s->attacher)
+			all[n++] = s->attacher;
+		for (size_t c = 0; c < s->nr_chunks; c++)
+			if (s->chunks[c])
+				all[n++] = s->chunks[c];
+		calls = n ? calloc(s->table.nr_funcs ?: 1, sizeof(*calls)) : NULL;
+		if (calls && session__read_calls(s, calls)) {
+			free(calls);
+			calls = NULL;
+		}
+		d = n ? detacher__start_many(all, n, calls, s->table.nr_funcs) : NULL;
+		if (d) {
+			memset(s->chunks, 0, s->nr_chunks * sizeof(*s->chunks));
+			s->attacher = NULL;
+		}
+	}
+	free(calls);
+	free(all);
+	for (size_t c = 0; c < s->nr_chunks; c++) {
+		close_on_thread(s, s->chunks[c]);
+		s->chunks[c] = NULL;
+	}
+	if (!d && s->attacher) {
+		d = detacher__start(s->attacher);
+		if (!d)
+			attacher__free(s->attacher);
+	}
+	s->attacher = NULL;
+	return d;
+}
+
 int session__stop(struct session *s, const struct session_stop_wait *w)
 {
 	double t0 = now_s();
 	struct detacher *d;
 	bool done = true;
 
+	s->phase_t0 = s->progress_last = t0;
 	/* The copies first (their detach starts on threads): no new one may be attached while the rest goes. */
 	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
-	/* Each chunk on a thread of its own: one after the other, each close waits for a grace period. */
-	for (size_t c = 0; c < s->nr_chunks; c++) {
-		close_on_thread(s, s->chunks[c]);
-		s->chunks[c] = NULL;
-	}
-	d = detacher__start(s->attacher);
-	if (!d)
-		attacher__free(s->attacher);
-	s->attacher = NULL;
+	d = start_detach(s);
 	if (d)
-		done = wait_detach(d, w, t0);
+		done = wait_detach(s, d, w, t0);
+	detach_progress(s, d, true);
 	if (!wait_all(s->closing, s->nr_closing, done ? w->patience_ms : 0))
 		done = false;
 	s->nr_closing = 0;
@@ -927,15 +1033,14 @@ void session__free(struct session *s)
 	if (s->cmd.pid > 0 && s->cmd.go_fd >= 0)
 		launched_cmd__abort(&s->cmd);
 	copy_discovery__free(s->discovery);
-	for (size_t c = 0; c < s->nr_chunks; c++)
-		attacher__free(s->chunks[c]);
+	/* Still attached when the start failed or was cancelled: closed without holding the caller. */
+	detacher__free(start_detach(s));
 	free(s->chunks);
 	free(s->linked);
 	free(s->chunk_gen);
 	free(s->all_calls_cpu);
 	wait_all(s->closing, s->nr_closing, 0);
 	free(s->closing);
-	attacher__free(s->attacher);
 	recorder__free(s->recorder);
 	kernel_groups__free(s->groups);
 	profile_bpf__destroy(s->skel);

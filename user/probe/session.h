@@ -28,6 +28,28 @@
 
 struct session;
 
+/* What session__start and session__stop are doing, for a front end's progress line. */
+enum session_phase {
+	SESSION_ATTACHING,	/* done, total: functions */
+	SESSION_DETACHING,	/* done, total: links (one per probe in classic mode) */
+};
+
+struct session_progress {
+	enum session_phase phase;
+	size_t done, total;
+	double elapsed_s;	/* since the phase began */
+	bool last;		/* the phase's last call: done, cancelled or given up */
+};
+
+/* How often, at most, the progress callback is called (it is also called once at each phase's end). */
+#define SESSION_PROGRESS_MS 100
+
+/*
+ * Returns true to cancel an attach (session__start then fails with
+ * -ECANCELED); a detach is cancelled through struct session_stop_wait.
+ */
+typedef bool (*session_progress_fn)(void *ctx, const struct session_progress *p);
+
 /* Borrowed, strings and lists alike: they must outlive the session. */
 struct session_opts {
 	struct probe_selection sel;	/* libraries, function globs, placement */
@@ -55,6 +77,15 @@ struct session_opts {
 	 * in one counter for all functions (session__all_calls).
 	 */
 	bool start_unlinked;
+	/*
+	 * Called while session__start makes the links and session__stop
+	 * waits for them to close, every SESSION_PROGRESS_MS at most, and
+	 * once more at each end (done == total unless cancelled): classic
+	 * mode takes seconds to attach thousands of functions and minutes to
+	 * detach them (probe/detacher.h). NULL: none.
+	 */
+	session_progress_fn progress;
+	void *progress_ctx;
 };
 
 /* Every call as a record, into a trace directory (session__load). */
@@ -116,8 +147,10 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 /*
  * Follow the target (a launched command is held before exec until the
  * probes are in), attach, then let the command run. -ENOENT/-EACCES with
- * *cmd_failed set: the command could not be run. err may be left empty:
- * the attacher has named each refusal on stderr already.
+ * *cmd_failed set: the command could not be run. -ECANCELED: the progress
+ * callback cancelled the attach (the links made so far are closed in the
+ * background by session__free). err may be left empty: the attacher has
+ * named each refusal on stderr already.
  */
 int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz);
 
@@ -202,13 +235,18 @@ struct session_stop_wait {
  * Remove the probes, then stop the exit program, so the counts read and the
  * records drained next describe one moment. The kernel may hold a detach
  * (probe/detacher.h): it is waited for as w says. 0, or 1 when it was
- * given up (the counts may still grow).
+ * given up (the counts may still grow, and classic probes are still being
+ * removed, by a process of their own, most called functions first).
  */
 int session__stop(struct session *s, const struct session_stop_wait *w);
 /* Last records out, the trace closed; the counts in the totals. */
 int session__finish_records(struct session *s);
 
-/* NULL-safe. A command still held before exec is killed, never left a zombie. */
+/*
+ * NULL-safe. A command still held before exec is killed, never left a
+ * zombie. Links still attached are closed in the background, without
+ * holding the caller.
+ */
 void session__free(struct session *s);
 
 /*
