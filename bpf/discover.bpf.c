@@ -4,13 +4,22 @@
  * process exec'd or dlopen'ed a file from a namespace the loader has not
  * looked into. The loader is woken by the kernel, never polls /proc.
  *
- * The hook: the page-cache fault tracepoints. A process that maps a library
- * faults its pages in (ld.so reads the dynamic section and relocates before
- * any call; the first call faults the text at the latest), and every such
- * fault names the file's address space, whose host is the real inode (under
- * an overlay too: the mapping holds the layer's file). Why not the mmap path:
- * fentry, fexit and BPF LSM programs are refused (EPERM) on our machines and
- * the kernel has no kprobes; a raw tracepoint on every syscall's exit
+ * The hook, the first the kernel has (the loader chooses at load time,
+ * user/probe/copy_discovery.c):
+ * - the page-cache fault tracepoints. A process that maps a library faults
+ *   its pages in (ld.so reads the dynamic section and relocates before any
+ *   call; the first call faults the text at the latest), and every such
+ *   fault names the file's address space, whose host is the real inode
+ *   (under an overlay too: the mapping holds the layer's file). They came
+ *   after 6.1.
+ * - fentry on uprobe_mmap(), where they are missing: the kernel calls it
+ *   for each new mapping of a file (and each split or merge of one) to
+ *   write the uprobes' breakpoints into it, so it is in the mmap path as
+ *   long as uprobes exist; BPF trampolines came in 5.5 (commit fec56f5890d9).
+ * - neither (no trampolines, as on kernels without ftrace direct calls):
+ *   the loader reads the kernel's perf mmap records instead, through
+ *   mmap_records; no program of this file runs for mappings then.
+ * Why not a syscall hook: a raw tracepoint on every syscall's exit
  * (sys_exit, to catch mmap) put ~250 ns on every syscall of every process
  * (getppid 170 -> 420 ns, measured), where a file page fault costs
  * microseconds and a judged file adds one hash lookup to it.
@@ -60,6 +69,18 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } cgroup_targets SEC(".maps");
+
+/*
+ * Where no program here can hook mappings: the loader opens a perf event
+ * per CPU that reports every executable mapping (PERF_RECORD_MMAP2) and
+ * reads them through libbpf's perf_buffer, which keeps its fds here.
+ * Unused by the programs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} mmap_records SEC(".maps");
 
 /* Events the ringbuf had no room for: the loader reports them, never a silent miss. */
 __u64 lost_events = 0;
@@ -149,7 +170,8 @@ static __always_inline void count_mapper(const struct discover_file_key *file, s
 	__sync_fetch_and_add(&mapper_counts[key.lib & (DISCOVER_MAX_MAPPED_LIBS - 1)], 1);
 }
 
-static __always_inline int file_faulted(struct address_space *mapping)
+/* A process maps the file of mapping (a fault in it, or a new mapping of it): count it, report the file if new. */
+static __always_inline int file_mapped(struct address_space *mapping)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct discover_file_key key;
@@ -160,7 +182,7 @@ static __always_inline int file_faulted(struct address_space *mapping)
 	/* Kernel threads (khugepaged) map nothing of their own. */
 	if (!task->mm)
 		return 0;
-	/* Direct loads through the tracepoint's BTF pointers: cheaper than bpf_probe_read_kernel on this hot path. */
+	/* Direct loads through the hook's BTF pointers: cheaper than bpf_probe_read_kernel on this hot path. */
 	inode = mapping->host;
 	if (!inode)
 		return 0;
@@ -179,7 +201,7 @@ static __always_inline int file_faulted(struct address_space *mapping)
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		__sync_fetch_and_add(&lost_events, 1);
-		/* Reported again at the file's next fault. */
+		/* Reported again at the file's next fault or mapping. */
 		bpf_map_delete_elem(&judged_files, &key);
 		return 0;
 	}
@@ -197,14 +219,29 @@ static __always_inline int file_faulted(struct address_space *mapping)
 SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(discover_map_pages, struct address_space *mapping, unsigned long start, unsigned long end)
 {
-	return file_faulted(mapping);
+	return file_mapped(mapping);
 }
 
 /* A fault that reads the page (first use of the file) or copies it (a private write: relocations). */
 SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(discover_fault, struct address_space *mapping, unsigned long index)
 {
-	return file_faulted(mapping);
+	return file_mapped(mapping);
+}
+
+/*
+ * Where the fault tracepoints are missing. Called with the mmap lock held
+ * for writing and the mapping in place: the loader's read of
+ * /proc/PID/maps waits for the mmap to finish, then finds it. vm_file is
+ * the layer's file under an overlay by then (ovl_mmap swaps it in first),
+ * the inode the fault tracepoints name.
+ */
+SEC("fentry/uprobe_mmap")
+int BPF_PROG(discover_mmap, struct vm_area_struct *vma)
+{
+	struct file *file = vma->vm_file;
+
+	return file ? file_mapped(file->f_mapping) : 0;
 }
 
 SEC("tp_btf/sched_process_exit")

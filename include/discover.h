@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What bpf/discover.bpf.c tells the loader (user/probe/copy_discovery.c): a
- * process faulted in a page of a mapped file the loader has not judged yet,
- * or a process that maps a probed copy exited. Never persisted: no version.
+ * process mapped a file the loader has not judged yet (it faulted in a page
+ * of it, or mapped it anew), or a process that maps a probed copy exited.
+ * Never persisted: no version.
  */
 #ifndef DLPROF_DISCOVER_H
 #define DLPROF_DISCOVER_H
@@ -10,7 +11,7 @@
 #include "shared_types.h"
 
 enum discover_event_type {
-	DISCOVER_MAP = 1,	/* pid faulted in a page of the file (dev, ino): it maps it */
+	DISCOVER_MAP = 1,	/* pid maps the file (dev, ino): a page fault in it, or a new mapping */
 	DISCOVER_EXIT = 2,	/* pid, one of watched_tgids, exited */
 };
 

@@ -291,13 +291,9 @@ def spawn_mappers(n, seconds=None):
     return done
 
 
-@modes("session")
-def test_agent_counts_mappings_and_budgets_them():
-    """Every process that maps a probed library pays for its linked functions' breakpoints at
-    the mmap, calls or not: the kernel counts those processes exactly, the cost per function is
-    timed at start on the agent's own mapping, and under a budget that processes starting in a
-    loop exceed, functions nobody calls leave the links."""
-    with Agent(["--lib", LIB]) as a:
+def counts_mappings(env=None):
+    """20 processes that map the library: counted as 20 mappings, the install cost timed."""
+    with Agent(["--lib", LIB], env=env) as a:
         a.wait_health()
         m = re.search(r"install_ns=(\d+) lib=libdltest.so functions=(\d+)", a.text())
         check(m and int(m.group(2)) >= 8, f"no install cost timed: {a.text()}")
@@ -310,6 +306,29 @@ def test_agent_counts_mappings_and_budgets_them():
               f"20 processes counted as {samples(text, 'dlprof_agent_library_mappings_total')[''] - before:.0f}")
         check(inst > 0, f"install cost {inst}")
         check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+@modes("session")
+def test_agent_counts_mappings_by_perf_records():
+    """The mappings counted by the discovery's last fallback (user/probe/copy_discovery.c),
+    the kernel's perf mmap records, where no BPF program hooks mappings."""
+    counts_mappings(dict(os.environ, DLPROF_DISCOVERY_HOOK="perf"))
+
+
+@modes("session")
+def test_agent_counts_mappings_by_fentry():
+    """The mappings counted through fentry on uprobe_mmap (kernels without the fault
+    tracepoints), or the perf records where trampolines are refused."""
+    counts_mappings(dict(os.environ, DLPROF_DISCOVERY_HOOK="fentry"))
+
+
+@modes("session")
+def test_agent_counts_mappings_and_budgets_them():
+    """Every process that maps a probed library pays for its linked functions' breakpoints at
+    the mmap, calls or not: the kernel counts those processes exactly, the cost per function is
+    timed at start on the agent's own mapping, and under a budget that processes starting in a
+    loop exceed, functions nobody calls leave the links."""
+    counts_mappings()
     # 0.5 ms/s: one process start a second (the least the budget assumes) fits with every function linked.
     with Agent(["--lib", LIB, "--max-overhead", "0.05"]) as a:
         a.wait_health()

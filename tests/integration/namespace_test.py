@@ -36,6 +36,36 @@ PRELOAD_UNDER_ASAN = "verify_asan_link_order=0"
 # A copy appears in the kernel's mmap return, is looked up in /proc/PID/maps and attached: the promise is 1 s.
 DISCOVERY_S = 1.0
 
+# The programs of bpf/discover.bpf.c that hook mappings, per DLPROF_DISCOVERY_HOOK value (the perf records need none).
+HOOK_PROGS = {"tracepoints": {"discover_map_pages", "discover_fault"}, "fentry": {"discover_mmap"}, "perf": set()}
+
+
+@contextlib.contextmanager
+def discovery_hook(hook):
+    """Discovery starts its choice of hook at hook (user/probe/copy_discovery.c): the fallbacks run here too."""
+    old = os.environ.get("DLPROF_DISCOVERY_HOOK")
+    os.environ["DLPROF_DISCOVERY_HOOK"] = hook
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["DLPROF_DISCOVERY_HOOK"]
+        else:
+            os.environ["DLPROF_DISCOVERY_HOOK"] = old
+
+
+def mapping_hook_of(pid):
+    """Which hook the profiler pid's discovery uses, by the programs it holds ("perf": none of them)."""
+    names = set()
+    for prog_id in prog_ids_of(pid):
+        out = subprocess.run(["bpftool", "-j", "prog", "show", "id", str(prog_id)], capture_output=True, text=True)
+        if out.returncode == 0:
+            names.add(json.loads(out.stdout).get("name", ""))
+    held = names & set().union(*HOOK_PROGS.values())
+    hook = [h for h, progs in HOOK_PROGS.items() if progs == held]
+    check(hook, f"the profiler holds {held} of the discovery's mapping programs: no hook's set")
+    return hook[0]
+
 
 @contextlib.contextmanager
 def lib_world():
@@ -335,6 +365,81 @@ def test_container_started_later_then_detached():
           f"the summary's copies: {doc.get('copies')}")
     # From the kernel's first sight of the file (its first page fault) to the probes in.
     check(0 < mine[0]["discovery_ms"] < DISCOVERY_S * 1e3, f"discovered after {mine[0]['discovery_ms']} ms")
+
+
+def copy_at_another_path(hook=None):
+    """A host process started after the profiler maps a copy of the library at another
+    path (another inode): discovered, its calls counted exactly, detached when it exits.
+    Returns the hook discovery used."""
+    name = f"libdlns{secrets.token_hex(4)}.so"
+    with tempfile.TemporaryDirectory() as tmp, (discovery_hook(hook) if hook else contextlib.nullcontext()):
+        host_dir, other = os.path.join(tmp, "host"), os.path.join(tmp, "other")
+        for d in (host_dir, other):
+            os.makedirs(d)
+            shutil.copy(LIB, os.path.join(d, name))
+        prof = Profiler(["--lib", name, "--func", "dlt_add"], env=profiler_env(host_dir))
+        h = None
+        try:
+            used = mapping_hook_of(prof.p.pid)
+            h = host_driver(other, name, 30000)
+            t_ready = time.monotonic()
+            _, t_seen = prof.wait_for(f"discovered copy {other}/{name}", 10)
+            check(t_seen - t_ready < DISCOVERY_S, f"copy attached {t_seen - t_ready:.3f} s after the driver was ready")
+            drive(h)
+            finish(h)
+            h = None
+            prof.wait_for(f"detached copy {other}/{name}", 10)
+            doc = prof.stop()
+        finally:
+            if h:
+                h.kill()
+                h.wait()
+            if prof.p.poll() is None:
+                prof.p.kill()
+    check(calls_of(doc, "dlt_add") == 30000, f"a copy at another path: {calls_of(doc, 'dlt_add')} calls, want 30000")
+    mine = [c for c in doc.get("copies", []) if c["path"] == f"{other}/{name}"]
+    check(len(mine) == 1 and mine[0]["origin"] == "discovered" and mine[0]["detached"],
+          f"the summary's copies: {doc.get('copies')}")
+    check(0 < mine[0]["discovery_ms"] < DISCOVERY_S * 1e3, f"discovered after {mine[0]['discovery_ms']} ms")
+    print(f"discovery's hook: {used}; discovered {mine[0]['discovery_ms']:.1f} ms after the mapping")
+    return used
+
+
+def test_copy_at_another_path_found_later():
+    """No container needed: a copy of the library at another path, mapped by a process
+    started after the profiler, with the best hook this kernel has."""
+    copy_at_another_path()
+
+
+@modes("session")
+def test_copy_at_another_path_found_by_fentry():
+    """The same with the fault tracepoints set aside: fentry on uprobe_mmap where the kernel
+    has BPF trampolines (6.1 has no fault tracepoints), else the perf records."""
+    used = copy_at_another_path("fentry")
+    check(used in ("fentry", "perf"), f"DLPROF_DISCOVERY_HOOK=fentry used {used}")
+
+
+@modes("session")
+def test_copy_at_another_path_found_by_perf_records():
+    """The same with no BPF program on mappings: the kernel's perf mmap records."""
+    used = copy_at_another_path("perf")
+    check(used == "perf", f"DLPROF_DISCOVERY_HOOK=perf used {used}")
+
+
+@modes("session")
+def test_container_started_later_found_by_fentry():
+    """A container started later, with the fault tracepoints set aside: under an overlay the
+    mapping names the layer's file, as the faults do."""
+    with discovery_hook("fentry"):
+        test_container_started_later_then_detached()
+
+
+@modes("session")
+def test_container_started_later_found_by_perf_records():
+    """A container started later, found through the perf mmap records: their device and
+    inode are the layer's file, as the faults' are."""
+    with discovery_hook("perf"):
+        test_container_started_later_then_detached()
 
 
 @modes("session", "multi")

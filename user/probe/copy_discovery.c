@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/perf_event.h>
+#include <sys/epoll.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "discover.h"
@@ -26,8 +29,40 @@
 #define MAPS_RETRIES		2
 #define MAPS_RETRY_NS		2000000
 
+/*
+ * The perf mmap records' buffer per CPU, in pages (a power of two): the
+ * loader is woken at each record, but attaching a copy keeps it away for
+ * milliseconds, while a burst of process starts maps libraries meanwhile.
+ */
+#define MMAP_RECORD_PAGES	16
+
+/* How the kernel tells of a new mapping, best first (bpf/discover.bpf.c says why each). */
+enum discover_hook {
+	HOOK_FAULTS,		/* the page-cache fault tracepoints */
+	HOOK_FENTRY,		/* fentry on uprobe_mmap() */
+	HOOK_PERF,		/* the perf mmap records, read here */
+	HOOK_NONE,		/* nothing: only the copies found at the start */
+};
+
+/* What each hook loads, and its name for DLPROF_DISCOVERY_HOOK and the messages. */
+static const struct {
+	const char *name;
+	const char *what;
+	const char *progs[2];	/* the programs it needs; their sections name what they hook */
+} hooks[] = {
+	[HOOK_FAULTS] = { "tracepoints", "the page fault tracepoints", { "discover_map_pages", "discover_fault" } },
+	[HOOK_FENTRY] = { "fentry", "fentry on uprobe_mmap", { "discover_mmap" } },
+	[HOOK_PERF] = { "perf", "perf mmap records", {} },
+	[HOOK_NONE] = { "none", "nothing", {} },
+};
+
 struct copy_discovery {
 	struct discover_bpf *skel;
+	enum discover_hook hook;
+	char why[256];			/* why the better hooks are not used, for the line when none is */
+	struct perf_buffer *records;	/* HOOK_PERF: the kernel's mmap records */
+	int epoll_fd;			/* HOOK_PERF: over the ringbuf's and the records' fds; else -1 */
+	uint64_t records_lost;		/* mmap records the kernel could not write (their buffer full) */
 	char *const *cgroups;		/* absolute v2 directories; none: every process */
 	size_t nr_cgroups;
 	char cgroup_mount[PATH_MAX];
@@ -153,6 +188,227 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* What one kernel mapping record says, as the BPF side would have (file_mapped in discover.bpf.c). */
+static void record_mapped(struct copy_discovery *d, const struct discover_event *ev)
+{
+	__u32 lib;
+	__u8 one = 1;
+
+	/* A mapping of a probed file: each pays for its breakpoints (the loader's own timings aside). */
+	if (ev->pid != d->skel->rodata->loader_tgid &&
+	    !bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.mapped_files), &ev->file, &lib) &&
+	    lib < DISCOVER_MAX_MAPPED_LIBS)
+		d->skel->bss->mapper_counts[lib]++;
+	/* The name first: it costs no syscall, and most mappings are of other files. */
+	if (!lib_copies__wants_name(d->copies, ev->name))
+		return;
+	if (d->nr_cgroups && !in_target((pid_t)ev->pid, d))
+		return;
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.judged_files), &ev->file, &one, BPF_NOEXIST))
+		return;
+	on_mapped(d, ev);
+}
+
+/* PERF_RECORD_MMAP2 (include/uapi/linux/perf_event.h), with the inode rather than a build id. */
+struct mmap2_record {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u32 prot, flags;
+	char filename[];
+	/* then the sample_id: only its time (PERF_SAMPLE_TIME), the record's last 8 bytes */
+};
+
+struct lost_record {
+	struct perf_event_header header;
+	__u64 id, lost;
+};
+
+static enum bpf_perf_event_ret on_record(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct copy_discovery *d = ctx;
+	const struct mmap2_record *r = (const void *)h;
+	struct discover_event ev = { .type = DISCOVER_MAP };
+	size_t name_max;
+	const char *path, *base;
+
+	(void)cpu;
+	if (h->type == PERF_RECORD_LOST && h->size >= sizeof(struct lost_record))
+		d->records_lost += ((const struct lost_record *)h)->lost;
+	if (h->type != PERF_RECORD_MMAP2 || h->size < sizeof(*r) + sizeof(__u64) ||
+	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+		return LIBBPF_PERF_EVENT_CONT;
+	ev.pid = r->pid;
+	memcpy(&ev.ts_ns, (const char *)h + h->size - sizeof(__u64), sizeof(__u64));
+	ev.file.dev = ((__u64)r->maj << 20) | r->min;
+	ev.file.ino = r->ino;
+	path = r->filename;
+	name_max = h->size - sizeof(*r) - sizeof(__u64);
+	base = memrchr(path, '/', strnlen(path, name_max));
+	base = base ? base + 1 : path;
+	snprintf(ev.name, sizeof(ev.name), "%.*s", (int)strnlen(base, name_max - (size_t)(base - path)), base);
+	record_mapped(d, &ev);
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+static void add_why(struct copy_discovery *d, const char *what, const char *why)
+{
+	size_t n = strlen(d->why);
+
+	snprintf(d->why + n, sizeof(d->why) - n, "%s%s: %s", n ? ", " : "", what, why);
+}
+
+/*
+ * Where no program can hook mappings: a perf event on each CPU reporting
+ * every executable mapping of a file (PERF_RECORD_MMAP2, with its device
+ * and inode), time-stamped on the BPF side's clock. Each wakes the loader
+ * (a watermark of one byte): a copy must be attached before the process
+ * calls into it. 0, 1 when the kernel refused (d->why says so), or -errno.
+ */
+static int open_records(struct copy_discovery *d)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = PERF_SAMPLE_TIME,
+		.mmap = 1,
+		.mmap2 = 1,
+		.sample_id_all = 1,
+		.watermark = 1,
+		.wakeup_watermark = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+	};
+	struct epoll_event in = { .events = EPOLLIN };
+
+	d->records = perf_buffer__new_raw(bpf_map__fd(d->skel->maps.mmap_records), MMAP_RECORD_PAGES, &attr,
+					  on_record, d, NULL);
+	if (!d->records) {
+		add_why(d, hooks[HOOK_PERF].what, strerror(errno));
+		return 1;
+	}
+	/* One fd for the session to wait on: the exits still come through the ringbuf. */
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epoll_fd < 0 || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(d->rb), &in) ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(d->records), &in))
+		return -errno;
+	return 0;
+}
+
+/*
+ * DLPROF_DISCOVERY_HOOK=fentry|perf starts the choice at that hook: the
+ * tests run the fallbacks on kernels that have the better hooks too.
+ */
+static enum discover_hook first_hook(void)
+{
+	const char *env = getenv("DLPROF_DISCOVERY_HOOK");
+
+	for (enum discover_hook h = HOOK_FAULTS; env && h < HOOK_NONE; h++)
+		if (!strcmp(env, hooks[h].name))
+			return h;
+	return HOOK_FAULTS;
+}
+
+/* Whether the kernel's BTF has what each of h's programs hooks (the part of its section name past the '/'). */
+static bool kernel_has_hook(struct copy_discovery *d, const struct btf *vmlinux, enum discover_hook h)
+{
+	for (size_t i = 0; i < 2 && hooks[h].progs[i]; i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(d->skel->obj, hooks[h].progs[i]);
+		const char *target = strchr(bpf_program__section_name(prog), '/') + 1;
+		/* tp_btf programs attach through the tracepoint's btf_trace_<name> typedef, fentry to a function. */
+		bool tp = bpf_program__expected_attach_type(prog) == BPF_TRACE_RAW_TP;
+		char name[128];
+
+		snprintf(name, sizeof(name), "%s%s", tp ? "btf_trace_" : "", target);
+		if (btf__find_by_name_kind(vmlinux, name, tp ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC) < 0) {
+			add_why(d, hooks[h].what, tp ? "no such tracepoint" : "no such function");
+			return false;
+		}
+	}
+	return true;
+}
+
+static int open_skel(struct copy_discovery *d, enum discover_hook h)
+{
+	struct bpf_program *prog;
+
+	d->skel = discover_bpf__open();
+	if (!d->skel)
+		return -errno;
+	d->skel->rodata->nr_cgroups = (__u32)d->nr_cgroups;
+	d->skel->rodata->loader_tgid = (__u32)getpid();
+	/* The exits always; of the mapping hooks, h's alone. */
+	bpf_object__for_each_program(prog, d->skel->obj) {
+		bool on = prog == d->skel->progs.discover_exit;
+
+		for (size_t i = 0; i < 2 && hooks[h].progs[i]; i++)
+			on = on || !strcmp(bpf_program__name(prog), hooks[h].progs[i]);
+		bpf_program__set_autoload(prog, on);
+	}
+	return 0;
+}
+
+/*
+ * Load the programs with the first hook this kernel has: by its BTF, then
+ * by trying, since a kernel may name a function and refuse trampolines.
+ * The perf records need the exit program alone.
+ */
+static int load(struct copy_discovery *d)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int err = 0;
+
+	for (enum discover_hook h = first_hook(); h <= HOOK_PERF; h++) {
+		err = open_skel(d, h);
+		if (err)
+			break;
+		if (h == HOOK_PERF || (vmlinux && kernel_has_hook(d, vmlinux, h))) {
+			err = discover_bpf__load(d->skel);
+			if (!err) {
+				d->hook = h;
+				break;
+			}
+			if (h < HOOK_PERF)
+				add_why(d, hooks[h].what, strerror(-err));
+		}
+		discover_bpf__destroy(d->skel);
+		d->skel = NULL;
+	}
+	btf__free(vmlinux);
+	return err;
+}
+
+/*
+ * Attach what was loaded. A hook the kernel refuses only now gives way to
+ * the perf records; with neither, one line says why and only the copies
+ * found at the start are probed.
+ */
+static int attach(struct copy_discovery *d)
+{
+	int err = discover_bpf__attach(d->skel);
+
+	if (err && d->hook < HOOK_PERF) {
+		add_why(d, hooks[d->hook].what, strerror(-err));
+		discover_bpf__detach(d->skel);
+		d->hook = HOOK_PERF;
+		d->skel->links.discover_exit = bpf_program__attach(d->skel->progs.discover_exit);
+		err = d->skel->links.discover_exit ? 0 : -errno;
+	}
+	if (err || d->hook != HOOK_PERF)
+		return err;
+	err = open_records(d);
+	if (err > 0) {
+		d->hook = HOOK_NONE;
+		errmsg("warning: copies of the libraries that processes map from now on are not found: this kernel "
+		       "has no hook on mappings (%s)", d->why);
+		return 0;
+	}
+	return err;
+}
+
 static int start(struct copy_discovery *d, const struct probe_table *t, const struct str_list *specs,
 		 enum attach_mode mode, const struct attach_progs *progs, bool start_unlinked)
 {
@@ -166,12 +422,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		if (err)
 			return err;
 	}
-	d->skel = discover_bpf__open();
-	if (!d->skel)
-		return -errno;
-	d->skel->rodata->nr_cgroups = (__u32)d->nr_cgroups;
-	d->skel->rodata->loader_tgid = (__u32)getpid();
-	err = discover_bpf__load(d->skel);
+	err = load(d);
 	if (!err)
 		err = fill_cgroups(d);
 	if (err)
@@ -189,7 +440,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb)
 		return -errno;
-	err = discover_bpf__attach(d->skel);
+	err = attach(d);
 	if (err)
 		return err;
 	return lib_copies__scan(d->copies);
@@ -206,6 +457,7 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 		return NULL;
 	d->cgroups = cgroups;
 	d->nr_cgroups = nr_cgroups;
+	d->epoll_fd = -1;
 	err = start(d, t, specs, mode, progs, start_unlinked);
 	if (err) {
 		copy_discovery__free(d);
@@ -217,7 +469,9 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 
 int copy_discovery__fd(const struct copy_discovery *d)
 {
-	return d ? ring_buffer__epoll_fd(d->rb) : -1;
+	if (!d)
+		return -1;
+	return d->epoll_fd >= 0 ? d->epoll_fd : ring_buffer__epoll_fd(d->rb);
 }
 
 int copy_discovery__poll(struct copy_discovery *d)
@@ -227,12 +481,14 @@ int copy_discovery__poll(struct copy_discovery *d)
 	if (!d || !d->rb)
 		return 0;
 	n = ring_buffer__consume(d->rb);
+	if (n >= 0 && d->records)
+		n = perf_buffer__consume(d->records);
 	return n < 0 ? n : 0;
 }
 
 uint64_t copy_discovery__lost(const struct copy_discovery *d)
 {
-	return d && d->skel->bss ? d->skel->bss->lost_events : 0;
+	return d && d->skel->bss ? d->skel->bss->lost_events + d->records_lost : 0;
 }
 
 void copy_discovery__mappings(const struct copy_discovery *d, uint64_t *per_lib, size_t nr_libs)
@@ -251,6 +507,8 @@ int copy_discovery__stop(struct copy_discovery *d, int timeout_ms)
 	if (!d)
 		return 0;
 	discover_bpf__detach(d->skel);
+	perf_buffer__free(d->records);
+	d->records = NULL;
 	return lib_copies__detach_all(d->copies, timeout_ms);
 }
 
@@ -258,6 +516,9 @@ void copy_discovery__free(struct copy_discovery *d)
 {
 	if (!d)
 		return;
+	perf_buffer__free(d->records);
+	if (d->epoll_fd >= 0)
+		close(d->epoll_fd);
 	ring_buffer__free(d->rb);
 	lib_copies__free(d->copies);
 	discover_bpf__destroy(d->skel);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Copies of the profiled libraries that appear while a system-wide profile
- * runs: bpf/discover.bpf.c reports each file a process maps executable
- * for the first time, and the exit of processes that map a copy; this
- * feeds lib_copies with them. Woken by the kernel, never a loop over /proc.
+ * runs: bpf/discover.bpf.c reports each file a process maps for the first
+ * time (or, where the kernel lets no program hook mappings, the kernel's
+ * perf mmap records say it), and the exit of processes that map a copy;
+ * this feeds lib_copies with them. Woken by the kernel, never a loop over
+ * /proc.
  */
 #ifndef DLPROF_COPY_DISCOVERY_H
 #define DLPROF_COPY_DISCOVERY_H
@@ -20,7 +22,9 @@ struct copy_discovery;
 /*
  * Load and attach the hooks, then look for the copies running processes
  * reach already (lib_copies__scan): in that order, so a copy mapped
- * meanwhile is seen by one or the other. cgroups (absolute v2 directories,
+ * meanwhile is seen by one or the other. The hook on mappings is the
+ * first this kernel has (copy_discovery.c); with none, one warning says
+ * why and only the copies found at the start are probed. cgroups (absolute v2 directories,
  * borrowed): only their processes' copies; none: every process's.
  * start_unlinked: the copies' functions wait for lib_copies__relink
  * (lib_copies.h). NULL with errno set.
