@@ -224,7 +224,7 @@ def test_cxx_no_sys_admin():
         bad.append(f"rc {p.returncode} profiled, {alone.returncode} alone")
     if p.stdout != alone.stdout:
         bad.append(f"stdout differs: {first_difference(alone.stdout, p.stdout)}")
-    notes = [l for l in p.stderr.splitlines() if "entry" in l and ("libdlcxx" in l or "libstdc++" in l)]
+    notes = [l for l in p.stderr.splitlines() if "note:" in l and "entry" in l and ("libdlcxx" in l or "libstdc++" in l)]
     if not notes:
         bad.append(f"no stderr line says the C++ libraries are counted at entry only: {p.stderr!r}")
     elif len(notes) > 2 or not any("libdlcxx" in l for l in notes):
