@@ -332,6 +332,13 @@ FUNC(ut_calls_ifunc_hidden)
 	ret
 END(ut_calls_ifunc_hidden)
 
+#ifdef UT_OTHER_BUILD
+/* safe: only there to make another build */
+FUNC(ut_other_build)
+	ret
+END(ut_other_build)
+#endif
+
 	.data
 	.p2align 3
 ut_hook:
