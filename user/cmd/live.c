@@ -507,6 +507,15 @@ static void unwind_risks_text(const struct probe_lib *lib, char *buf, size_t sz)
 	}
 }
 
+/* The name of the library's first function timed on the analysis's word. */
+static const char *first_timed(const struct probe_table *t, const struct probe_lib *lib)
+{
+	for (size_t k = lib->first_func; k < lib->first_func + lib->nr_funcs; k++)
+		if (t->funcs[k].unwind_judged && t->funcs[k].entry_only == ENTRY_ONLY_NO)
+			return t->funcs[k].demangled ?: t->funcs[k].name;
+	return "?";
+}
+
 /*
  * One line per library unwinding may cross, where nothing repairs the
  * stack: how many functions are timed and how many counted at entry only,
@@ -529,11 +538,12 @@ static void note_unwinding(const struct probe_table *t, const struct probe_lib *
 		       "cancellation may unwind through them, and this kernel lets no probe repair the stack "
 		       "for that (it needs CAP_SYS_ADMIN and no lockdown); --unwind unsafe times them at that "
 		       "risk", lib->nr_unwind_entry_only, lib->file->display);
+	else if (all == 1 && !lib->nr_unwind_entry_only)
+		errmsg("note: %s: %s timed although this kernel lets no probe repair the stack for unwinders: "
+		       "nothing it reaches can unwind through it", lib->file->display, first_timed(t, lib));
 	else if (!lib->nr_unwind_entry_only)
-		errmsg("note: %s: %s%zu function%s timed although this kernel lets no probe repair the stack for "
-		       "unwinders: nothing %s reach%s can unwind through %s", lib->file->display,
-		       all == 1 ? "the " : "all ", all, all == 1 ? "" : "s", all == 1 ? "it" : "they",
-		       all == 1 ? "es" : "", all == 1 ? "it" : "them");
+		errmsg("note: %s: all %zu functions timed although this kernel lets no probe repair the stack for "
+		       "unwinders: nothing they reach can unwind through them", lib->file->display, all);
 	else
 		errmsg("note: %s: %zu of %zu functions timed, nothing they reach can unwind through them; %zu "
 		       "counted at entry only, never timed: they reach %s, from which an exception, a "
