@@ -49,8 +49,9 @@ struct probe_lib {
 	/*
 	 * Of a library unwinding may cross, with nothing to repair it: the
 	 * functions its code shows no unwinder can cross, timed (unwind_safety.h),
-	 * and how many of the others reach each risk. All 0 when the analysis
-	 * could not read the library (then all are counted at entry only).
+	 * and the functions judged by what they reach (UNWIND_RISK_NONE: the
+	 * timed ones). All 0 when the analysis could not read the library
+	 * (then all are counted at entry only).
 	 */
 	size_t nr_unwind_timed;
 	size_t unwind_risks[UNWIND_RISK_NR];
