@@ -12,7 +12,7 @@
 enum entry_only_why {
 	ENTRY_ONLY_NO = 0,
 	ENTRY_ONLY_RETURN_ADDRESS,	/* it keeps its own return address (return_capture.h) */
-	ENTRY_ONLY_UNWINDING,		/* unwinding may cross it, and nothing can repair the stack (unwind_hooks.h) */
+	ENTRY_ONLY_UNWINDING,		/* unwinding may cross it (elf/unwind_safety.h), and nothing can repair the stack */
 };
 
 struct func_summary {

@@ -19,7 +19,7 @@ static const struct {
 	[ENTRY_ONLY_RETURN_ADDRESS] = { "return-address",
 		"they keep their own return address (setjmp, getcontext, vfork, dlsym), which a return probe would break" },
 	[ENTRY_ONLY_UNWINDING] = { "unwinding",
-		"exceptions may unwind through them and this kernel lets no probe repair the stack (--unwind unsafe times them)" },
+		"they reach code that may unwind through them (a throw, a cancellation point, a callback) and this kernel lets no probe repair the stack (--unwind unsafe times them)" },
 };
 
 #define NR_WHYS (sizeof(entry_only_whys) / sizeof(entry_only_whys[0]))

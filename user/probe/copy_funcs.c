@@ -51,7 +51,11 @@ int copy_funcs__map(const struct probe_table *t, size_t lib, const char *path, s
 			}
 		}
 		m->offsets[m->cnt] = same_build ? t->offsets[id] : f->file_offset;
-		m->cookies[m->cnt++] = t->cookies[id];
+		m->cookies[m->cnt] = t->cookies[id];
+		/* Timed because the primary's code cannot unwind through it: another build's was not read. */
+		if (!same_build && t->funcs[id].unwind_judged && t->funcs[id].entry_only == ENTRY_ONLY_NO)
+			m->cookies[m->cnt] |= DLPROF_COOKIE_ENTRY_ONLY;
+		m->cnt++;
 	}
 	elf_funcs__free(&elf);
 	return 0;

@@ -20,7 +20,9 @@ struct copy_funcs {
  * path. The same build (GNU build id): the primary's offsets, placement
  * included. Another build: each function by name at its symbol's entry
  * (the placement was judged on the primary's code); IFUNCs are left out,
- * their implementation was found for the primary only. 0 or -errno (the
+ * their implementation was found for the primary only, and the functions
+ * timed only because the primary's code shows no unwinder can cross them
+ * (unwind_safety.h) are counted at entry only. 0 or -errno (the
  * file is not readable ELF); out is the caller's to free either way.
  */
 int copy_funcs__map(const struct probe_table *t, size_t lib, const char *path, struct copy_funcs *out);

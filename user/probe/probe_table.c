@@ -16,7 +16,9 @@
 #include "elf/probe_placement.h"
 #include "probe/probe_table.h"
 #include "util/array.h"
+#include "elf/code_image.h"
 #include "elf/return_capture.h"
+#include "elf/unwind_safety.h"
 
 static int any_name_matches(const char *pattern, char *const *names, size_t n)
 {
@@ -163,22 +165,71 @@ static int add_name(char ***names, size_t *cnt, const char *name)
 	return 0;
 }
 
-/* unwound_unfixed: unwinding may cross every function of the library, and nothing repairs it. */
+/*
+ * The library's functions counted at entry only because unwinding may
+ * cross them (funcs[first, first + n), entries their entry addresses):
+ * those whose code shows nothing they reach can start an unwind get their
+ * return probe back. Where the code cannot be read, all stay at entry
+ * only. Returns 0 or -ENOMEM.
+ */
+static int judge_unwinding(struct probe_func *funcs, size_t n, const uint64_t *entries, struct probe_lib *lib,
+			   const struct lib_image *img)
+{
+	enum unwind_risk *risks = calloc(n + 1, sizeof(*risks));
+	struct code_image *ci = NULL;
+	struct unwind_scan *u = NULL;
+	char why[256];
+	int err;
+
+	err = risks ? code_image__new(img->base, img->size, &ci) : -ENOMEM;
+	if (!err)
+		err = unwind_scan__new(ci, &u);
+	if (!err)
+		err = unwind_scan__judge(u, entries, n, risks);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct probe_func *pf = &funcs[i];
+
+		if (pf->entry_only != ENTRY_ONLY_UNWINDING)
+			continue;
+		pf->unwind_judged = true;
+		pf->unwind_risk = risks[i];
+		lib->unwind_risks[risks[i]]++;
+		if (risks[i] == UNWIND_RISK_NONE) {
+			pf->entry_only = ENTRY_ONLY_NO;
+			lib->nr_unwind_entry_only--;
+			lib->nr_unwind_timed++;
+			continue;
+		}
+		unwind_scan__why(u, entries[i], why, sizeof(why));
+		pf->unwind_why = strdup(why);
+		if (!pf->unwind_why)
+			err = -ENOMEM;
+	}
+	unwind_scan__free(u);
+	code_image__free(ci);
+	free(risks);
+	/* Code the analysis cannot read leaves every function at entry only, as without it. */
+	return err == -ENOMEM ? err : 0;
+}
+
+/* unwound_unfixed: unwinding may cross the library, and nothing repairs it. */
 static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
 			 const struct lib_image *img, const struct probe_selection *opts, bool unwound_unfixed)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
-	uint64_t *starts = NULL;
+	uint64_t *starts = NULL, *entries = NULL;
 	struct probe_func *funcs;
 	size_t n = 0;
 	int err = 0;
 
 	funcs = realloc(t->funcs, (t->nr_funcs + elf->cnt + 1) * sizeof(*funcs));
 	starts = malloc((elf->cnt + 1) * sizeof(*starts));
+	entries = malloc((elf->cnt + 1) * sizeof(*entries));
 	if (funcs)
 		t->funcs = funcs;
-	if (!funcs || !starts) {
+	if (!funcs || !starts || !entries) {
 		free(starts);
+		free(entries);
 		return -ENOMEM;
 	}
 	/* elf->funcs is sorted by offset: so are the starts the placement checks against. */
@@ -196,7 +247,7 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 			err = add_name(&lib->unprobeable, &lib->nr_unprobeable, f->name);
 			continue;
 		}
-		pf->name = strdup(f->name);
+		*pf = (struct probe_func){ .name = strdup(f->name) };
 		if (!pf->name) {
 			err = -ENOMEM;
 			break;
@@ -215,12 +266,15 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 			lib->nr_unwind_entry_only++;
 		}
 		lib->moved += offset != f->file_offset;
-		n++;
+		entries[n++] = f->vaddr;
 	}
 	free(starts);
 	lib->first_func = t->nr_funcs;
 	lib->nr_funcs = n;
 	t->nr_funcs += n;
+	if (!err && lib->nr_unwind_entry_only)
+		err = judge_unwinding(t->funcs + lib->first_func, n, entries, lib, img);
+	free(entries);
 	return err;
 }
 
@@ -435,6 +489,7 @@ void probe_table__free(struct probe_table *t)
 	for (size_t i = 0; i < t->nr_funcs; i++) {
 		free(t->funcs[i].name);
 		free(t->funcs[i].demangled);
+		free(t->funcs[i].unwind_why);
 	}
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		names_free(t->libs[i].unprobeable, t->libs[i].nr_unprobeable);

@@ -15,6 +15,7 @@
 #include "util/str_list.h"
 #include "model/func_summary.h"
 #include "elf/lib_resolve.h"
+#include "elf/unwind_safety.h"
 
 /* What to probe, as any front end states it. The lists are borrowed. */
 struct probe_selection {
@@ -46,6 +47,15 @@ struct probe_lib {
 	char **entry_only;		/* functions that keep their return address: counted, not timed */
 	size_t nr_entry_only;
 	size_t nr_unwind_entry_only;	/* counted at entry only: unwinding may cross them, and nothing repairs it */
+	/*
+	 * Of a library unwinding may cross, with nothing to repair it: the
+	 * functions its code shows no unwinder can cross, timed (unwind_safety.h),
+	 * and the functions judged by what they reach (UNWIND_RISK_NONE: the
+	 * timed ones). All 0 when the analysis could not read the library
+	 * (then all are counted at entry only).
+	 */
+	size_t nr_unwind_timed;
+	size_t unwind_risks[UNWIND_RISK_NR];
 };
 
 struct probe_func {
@@ -56,6 +66,9 @@ struct probe_func {
 	uint32_t moved;			/* bytes the probes sit past the symbol's entry; 0: at the entry */
 	enum entry_only_why entry_only;	/* no return probe, and why */
 	bool stepped;			/* the probed instruction is single-stepped, not emulated */
+	bool unwind_judged;		/* its library's code was read for what could unwind through it */
+	enum unwind_risk unwind_risk;	/* what it found; UNWIND_RISK_NONE: the function is timed */
+	char *unwind_why;		/* for an entry-only one: the call that makes it so, in words */
 };
 
 struct probe_table {
@@ -77,7 +90,9 @@ struct probe_table {
 enum probe_table_flags {
 	/*
 	 * The unwinder's return addresses cannot be repaired (unwind_hooks.h):
-	 * no return probe on the functions of libraries unwinding may cross.
+	 * in the libraries unwinding may cross, a return probe only on the
+	 * functions whose code shows that nothing they reach can start an
+	 * unwind (elf/unwind_safety.h).
 	 */
 	PROBE_TABLE_NO_UNWIND_FIX = 1 << 0,
 };
