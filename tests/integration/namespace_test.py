@@ -401,6 +401,7 @@ def copy_at_another_path(hook=None):
     check(len(mine) == 1 and mine[0]["origin"] == "discovered" and mine[0]["detached"],
           f"the summary's copies: {doc.get('copies')}")
     check(0 < mine[0]["discovery_ms"] < DISCOVERY_S * 1e3, f"discovered after {mine[0]['discovery_ms']} ms")
+    check(doc.get("discovery_lost") == 0, f"discovery events lost: {doc.get('discovery_lost')}")
     print(f"discovery's hook: {used}; discovered {mine[0]['discovery_ms']:.1f} ms after the mapping")
     return used
 
