@@ -476,6 +476,14 @@ def test_cgroup_target_finds_only_its_copies():
     check(not any(p.startswith(other) for p in paths), f"the untargeted process's copy was attached: {paths}")
 
 
+@modes("session")
+def test_cgroup_target_found_by_perf_records():
+    """--cgroup with the perf mmap records: the profiler, not a BPF program, tells the
+    target's mappings from the others'."""
+    with discovery_hook("perf"):
+        test_cgroup_target_finds_only_its_copies()
+
+
 def test_proc_root_path_is_the_containers_file():
     """--lib /proc/PID/root/app/NAME is the container's copy, not the host's file of
     the same name: the container's calls count, the host process's do not."""
