@@ -401,6 +401,7 @@ def copy_at_another_path(hook=None):
     check(len(mine) == 1 and mine[0]["origin"] == "discovered" and mine[0]["detached"],
           f"the summary's copies: {doc.get('copies')}")
     check(0 < mine[0]["discovery_ms"] < DISCOVERY_S * 1e3, f"discovered after {mine[0]['discovery_ms']} ms")
+    check(doc.get("discovery_lost") == 0, f"discovery events lost: {doc.get('discovery_lost')}")
     print(f"discovery's hook: {used}; discovered {mine[0]['discovery_ms']:.1f} ms after the mapping")
     return used
 
@@ -473,6 +474,14 @@ def test_cgroup_target_finds_only_its_copies():
     check(calls_of(doc, "dlt_add") == 30000, f"--cgroup, later container: {calls_of(doc, 'dlt_add')} calls, want 30000")
     paths = [x["path"] for x in doc.get("copies", [])]
     check(not any(p.startswith(other) for p in paths), f"the untargeted process's copy was attached: {paths}")
+
+
+@modes("session")
+def test_cgroup_target_found_by_perf_records():
+    """--cgroup with the perf mmap records: the profiler, not a BPF program, tells the
+    target's mappings from the others'."""
+    with discovery_hook("perf"):
+        test_cgroup_target_finds_only_its_copies()
 
 
 def test_proc_root_path_is_the_containers_file():

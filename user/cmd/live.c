@@ -170,6 +170,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.threads_unnamed = t->thread_names_full;
 	l->info.counter_read_failed = t->counter_read_failed;
 	l->info.oncpu_resynced = t->oncpu_resynced;
+	l->info.discovery_lost = t->discovery_lost;
 	l->info.compensated = t->compensated;
 	l->info.compensation_err = t->compensation_err;
 	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {

@@ -488,6 +488,10 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->proc_meta_full)
 		fprintf(out, "# %" PRIu64 " processes unnamed: the kernel's table of processes was full (%d entries)\n",
 			info->proc_meta_full, DLPROF_MAX_PROCS);
+	if (info->discovery_lost)
+		fprintf(out, "# %" PRIu64 " copy discovery events lost, the kernel's buffer full: a copy first mapped "
+			"then is found at its next mapping, one whose last process exited then stays attached\n",
+			info->discovery_lost);
 	if (info->threads_unnamed)
 		fprintf(out, "# %" PRIu64 " thread names not kept: the kernel's table of threads was full (%d entries); "
 			"those threads show their process's name\n", info->threads_unnamed, DLPROF_MAX_THREADS);
@@ -706,6 +710,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "group_overflow", info->group_overflow);
 	err |= add_u64(doc, "unnamed_processes", info->proc_meta_full);
 	err |= add_u64(doc, "unnamed_threads", info->threads_unnamed);
+	err |= add_u64(doc, "discovery_lost", info->discovery_lost);
 	err |= add_compensation(doc, info);
 	err |= overhead_json(doc, &info->overhead, info->probe_pair_ns, info->elapsed_s);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));

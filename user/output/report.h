@@ -68,6 +68,7 @@ struct report_info {
 	uint64_t threads_unnamed;	/* thread names the kernel's map had no room for (record, a trace) */
 	uint64_t counter_read_failed;	/* perf counter reads that failed: those calls' counters are short */
 	uint64_t oncpu_resynced;	/* calls whose on-CPU time is the kernel's run time, up to a tick stale */
+	uint64_t discovery_lost;	/* copy discovery's events the kernel had no room for */
 	bool compensated;		/* times less the probes' own cost (docs/latency-compensation.md) */
 	bool from_trace;		/* a recording's calls: raw times, as a timeline must keep them */
 	int compensation_err;		/* -errno: the calibration failed, the times are raw */

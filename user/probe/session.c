@@ -810,6 +810,7 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 	s->tot.proc_meta_full = diag.proc_meta_full;
 	s->tot.counter_read_failed = diag.counter_read_failed;
 	s->tot.oncpu_resynced = diag.oncpu_resynced;
+	s->tot.discovery_lost = copy_discovery__lost(s->discovery);
 	if (final)
 		kernel_probe_runtime(&s->maps, &s->tot.probe_run_ns, &s->tot.probe_runs);
 	*tot = s->tot;

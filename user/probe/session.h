@@ -124,6 +124,7 @@ struct session_totals {
 	uint64_t thread_names_full;	/* record: thread names that could not be kept (map full) */
 	uint64_t counter_read_failed;	/* perf counter reads that failed: those calls' counters are short */
 	uint64_t oncpu_resynced;	/* calls whose on-CPU time is the kernel's run time, up to a tick stale */
+	uint64_t discovery_lost;	/* copy discovery's events the kernel had no room for (copy_discovery__lost) */
 	uint64_t records_written;	/* record mode, once finished */
 	uint64_t records_lost;
 };
