@@ -264,6 +264,7 @@ struct thread_calls {
 	__u64 sw_in;		/* the task's switch count at the last switch-in seen, or at activation */
 	__u32 rt_exact;		/* rt_out was taken at a switch-out, where the kernel has just brought it up to date */
 	__u32 pad;
+	__u64 stolen_in;	/* cpu_stolen_ns() at the last switch-in seen, or at activation */
 	/* The name last put in thread_names (record mode): two words, compared without a loop. */
 	__u64 comm[DLPROF_COMM_LEN / sizeof(__u64)];
 	struct vcounter ctr[DLPROF_MAX_EVENTS];
@@ -408,6 +409,36 @@ static __always_inline __u64 task_switches(struct task_struct *t)
 }
 
 /*
+ * What this CPU's run-queue clock advanced while no task ran: time stolen
+ * by the hypervisor, and interrupts where the kernel accounts them. The
+ * kernel leaves it out of a thread's run time (and so does the thread CPU
+ * clock), so a slice timed by the wall clock must leave it out too. Up to
+ * date at a switch; elsewhere as of the last tick, so a slice between two
+ * probes may see a tick's worth of it early or late. The run queue is
+ * reached through the running task (the per-CPU variable needs kallsyms of
+ * data); a kernel without group scheduling leaves the slice uncorrected.
+ */
+static __always_inline __u64 cpu_stolen_ns(struct task_struct *task)
+{
+	struct rq *rq;
+
+	if (!bpf_core_field_exists(task->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
+		return 0;
+	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+	if (!rq)
+		return 0;
+	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+}
+
+/* The run time of the slice since the last switch-in (or activation), timed by the wall clock at t. */
+static __always_inline __u64 wall_slice_run(struct thread_calls *tc, struct task_struct *task, __u64 t)
+{
+	__u64 wall = t - tc->clock.base, stolen = cpu_stolen_ns(task) - tc->stolen_in;
+
+	return wall > stolen ? wall - stolen : 0;
+}
+
+/*
  * The thread's on-CPU time at wall time t (just read; the current time if
  * a switch-in came after it). When the thread was switched out and in
  * again since the last switch-in sched_switch saw, the current slice's
@@ -420,7 +451,7 @@ static __always_inline __u64 on_cpu_now(struct thread_calls *tc, struct task_str
 	struct dlprof_diag *d;
 
 	if (task_switches(task) == tc->sw_in)
-		return vcounter_value(&tc->clock, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+		return tc->clock.acc + wall_slice_run(tc, task, tc->clock.base <= t ? t : bpf_ktime_get_ns());
 	if ((d = get_diag()))
 		__sync_fetch_and_add(&d->oncpu_resynced, 1);
 	return tc->clock.acc + (task->se.sum_exec_runtime - tc->rt_out);
@@ -471,6 +502,7 @@ static __always_inline __u64 activate(struct thread_calls *tc, struct task_struc
 		/* Last, so the probe's own work is not charged to the call. */
 		t = bpf_ktime_get_ns();
 		vcounter_start(&tc->clock, t);
+		tc->stolen_in = cpu_stolen_ns(task);
 		tc->sw_in = task_switches(task);
 		tc->rt_out = task->se.sum_exec_runtime;
 		tc->rt_exact = 0;
@@ -1407,7 +1439,7 @@ static __always_inline void switch_out_clock(struct thread_calls *tc, struct tas
 	if (tc->rt_exact || task_switches(prev) != tc->sw_in + 1)
 		tc->clock.acc += rt - tc->rt_out;
 	else
-		vcounter_switch_out(&tc->clock, t);
+		tc->clock.acc += wall_slice_run(tc, prev, t);
 	tc->rt_out = rt;
 	tc->rt_exact = 1;
 }
@@ -1450,6 +1482,7 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 		ntc->gen++;
 		if (ntc->active) {
 			vcounter_switch_in(&ntc->clock, t);
+			ntc->stolen_in = cpu_stolen_ns(next);
 			ntc->sw_in = task_switches(next);
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)
