@@ -21,6 +21,7 @@
 #include "agent/http_server.h"
 #include "agent/metrics_registry.h"
 #include "probe/session.h"
+#include "util/clock.h"
 
 /* Sampling windows: long enough to see a rate, short enough to stay cheap. */
 #define WINDOW_S 0.1
@@ -50,14 +51,6 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 {
 	(void)level; (void)fmt; (void)args;
 	return 0;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* DLPROF_AGENT_TRAP_NS: one kernel cost of a probed call for every class, instead of the calibration's. */
@@ -140,14 +133,14 @@ static int start_profile(struct agent *a)
 
 static void stop_profile(struct agent *a)
 {
-	double t0 = mono_s();
+	double t0 = mono_seconds();
 
 	if (!a->prof)
 		return;
 	agent_profile__free(a->prof);
 	a->prof = NULL;
 	a->self.attached = false;
-	a->self.last_detach_s = mono_s() - t0;
+	a->self.last_detach_s = mono_seconds() - t0;
 	agent_target_free(&a->target);
 }
 
@@ -172,10 +165,10 @@ static void tick(struct agent *a, bool final)
 	int ret;
 
 	if (a->prof) {
-		ret = agent_profile__tick(a->prof, mono_s(), final);
+		ret = agent_profile__tick(a->prof, mono_seconds(), final);
 		/* A window or scan is open (0.1 s at most): the refresh follows its close, not a whole interval later. */
 		if (ret == -EAGAIN) {
-			a->next_tick = mono_s() + agent_profile__check_s(a->prof);
+			a->next_tick = mono_seconds() + agent_profile__check_s(a->prof);
 			return;
 		}
 		if (ret) {
@@ -184,7 +177,7 @@ static void tick(struct agent *a, bool final)
 		}
 	}
 	publish(a);
-	a->next_tick = mono_s() + a->o->refresh_s;
+	a->next_tick = mono_seconds() + a->o->refresh_s;
 }
 
 /* Over budget between refreshes: functions out of the links now, the series at the refresh. */
@@ -205,7 +198,7 @@ static void restart(struct agent *a)
 
 	snprintf(old_container, sizeof(old_container), "%s", a->target.labelled ? a->target.meta.ids.container_id : "");
 	if (a->prof)
-		agent_profile__tick(a->prof, mono_s(), true);
+		agent_profile__tick(a->prof, mono_seconds(), true);
 	stop_profile(a);
 	metrics_registry__rebase(a->reg);
 	if (start_profile(a))
@@ -213,7 +206,7 @@ static void restart(struct agent *a)
 	/* Another container now (a restart is a new id): the old one's series go, before any new one is made. */
 	if (a->prof && strcmp(old_container, a->target.labelled ? a->target.meta.ids.container_id : ""))
 		metrics_registry__clear(a->reg);
-	a->next_retry = mono_s() + RETRY_S;
+	a->next_retry = mono_seconds() + RETRY_S;
 	publish(a);
 }
 
@@ -252,7 +245,7 @@ static int open_signals(void)
 static int loop(struct agent *a)
 {
 	for (;;) {
-		double now = mono_s(), next = a->next_tick;
+		double now = mono_seconds(), next = a->next_tick;
 		struct signalfd_siginfo si;
 		/* The signals, and the copies of the libraries that containers bring and take (docs/containers.md). */
 		struct pollfd pfd[2] = { { .fd = a->sig_fd, .events = POLLIN },
@@ -268,7 +261,7 @@ static int loop(struct agent *a)
 				next = now + agent_profile__check_s(a->prof);
 		}
 		/* From now: opening a window takes ms, and its first check is due 1 ms after it. */
-		now = mono_s();
+		now = mono_seconds();
 		timeout_ms = next > now ? (int)ceil((next - now) * 1e3) : 0;
 		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
@@ -282,7 +275,7 @@ static int loop(struct agent *a)
 			agent_log("stop", "signal=%s", si.ssi_signo == SIGTERM ? "TERM" : "INT");
 			return 0;
 		}
-		now = mono_s();
+		now = mono_seconds();
 		if (now >= a->next_tick && (target_gone(a) || (!a->prof && now >= a->next_retry)))
 			restart(a);
 		if (now >= a->next_tick || (a->prof && agent_profile__plan_due(a->prof)))

@@ -14,6 +14,8 @@
 #include "agent/install_cost.h"
 #include "model/probe_class.h"
 #include "probe/session.h"
+#include "util/clock.h"
+#include "util/path.h"
 
 /*
  * A sampled function's cost is its last window's, or what it was, halved
@@ -217,23 +219,10 @@ struct agent_profile {
 	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
 };
 
-static double clock_s(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double mono_s(void)
-{
-	return clock_s(CLOCK_MONOTONIC);
-}
-
 /* The agent's CPU time, all its threads (the windows' closes run on their own). */
 static double process_cpu_s(void)
 {
-	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	return clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /*
@@ -278,13 +267,6 @@ static void measure_window_cost(struct agent_profile *p, double t1, double calls
 out:
 	p->last_sys = sys1;
 	p->last_sys_t = t1;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
 }
 
 /* The kernel's totals of function i, as series values (raw: since this session loaded). */
@@ -384,7 +366,7 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 	if (!grp->selected)
 		return 0;
 	if (c->series_id < 0) {
-		struct series_labels l = { .lib = base_name(r->lib), .function = r->func };
+		struct series_labels l = { .lib = path_base(r->lib), .function = r->func };
 
 		group_series__labels(grp, &l);
 		c->series_id = metrics_registry__series(p->reg, &l);
@@ -400,7 +382,7 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 static long sampled_series(struct agent_profile *p, struct group_cell *c, const struct agent_group *grp,
 			   const struct func_profile *r)
 {
-	struct series_labels l = { .lib = base_name(r->lib), .function = r->func, .sampled = true };
+	struct series_labels l = { .lib = path_base(r->lib), .function = r->func, .sampled = true };
 
 	if (c->sampled_id < 0) {
 		group_series__labels(grp, &l);
@@ -476,7 +458,7 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 static int relink(struct agent_profile *p, const bool *to_sample, double now)
 {
 	char err[256];
-	double t0 = mono_s();
+	double t0 = mono_seconds();
 	struct func_profile f;
 	struct series_values v;
 	int ret;
@@ -535,10 +517,10 @@ static int finish_relink(struct agent_profile *p)
 	p->relinking = false;
 	/* The links changed: the kernel time before now is no baseline for the next window. */
 	p->last_sys = kernel_cpu_s();
-	p->last_sys_t = mono_s();
+	p->last_sys_t = mono_seconds();
 	p->st.relinks++;
 	p->st.relink_gap_s_total += gap_ms / 1e3;
-	p->st.relink_s_total += mono_s() - p->relink_t0;
+	p->st.relink_s_total += mono_seconds() - p->relink_t0;
 	session__totals(p->s, &p->tot);
 	p->st.attached = p->tot.functions_attached;
 	/*
@@ -546,7 +528,7 @@ static int finish_relink(struct agent_profile *p)
 	 * newly sampled function's series covers the time from now at its first
 	 * window, whenever that is, and windows out of plan would cost above it.
 	 */
-	p->next_window = fmax(p->next_window, mono_s() + WINDOW_BASELINE_S);
+	p->next_window = fmax(p->next_window, mono_seconds() + WINDOW_BASELINE_S);
 	if (ret)
 		agent_log("error", "msg=\"%s\"", err);
 	return ret;
@@ -911,7 +893,7 @@ static void calib_install(struct agent_profile *p)
 	p->st.install_ns = p->inst.ns_per_func;
 	p->st.install_measured = true;
 	agent_log("budget", "install_ns=%.0f lib=%s functions=%zu map_us=%.1f unlinked_map_us=%.1f",
-		  p->inst.ns_per_func, base_name(session__table(p->s)->libs[lib].file->display), funcs, ns / 1e3,
+		  p->inst.ns_per_func, path_base(session__table(p->s)->libs[lib].file->display), funcs, ns / 1e3,
 		  p->inst.base_ns[lib] / 1e3);
 }
 
@@ -997,12 +979,12 @@ static int open_window(struct agent_profile *p, double now, bool scan)
 	 * a hot one does not fire through the ms these reads take.
 	 */
 	p->window_seq++;
-	ret = read_window_totals(p, true, mono_s());
+	ret = read_window_totals(p, true, mono_seconds());
 	if (ret) {
 		window_later(p, now);
 		return ret;
 	}
-	p->window_open_t = mono_s();
+	p->window_open_t = mono_seconds();
 	p->window_calls0 = session__all_calls(p->s);
 	p->window_calls_max = window_calls_max(p);
 	p->window_check_s = WINDOW_CHECK_S;
@@ -1024,12 +1006,12 @@ static int open_window(struct agent_profile *p, double now, bool scan)
 	 * The window counts from the middle of its attach to the middle of its
 	 * close, which is taken to last as long.
 	 */
-	p->window_attach_s = mono_s() - p->window_open_t;
+	p->window_attach_s = mono_seconds() - p->window_open_t;
 	p->window_t0 = p->window_open_t + p->window_attach_s / 2;
 	if (p->calib == CALIB_BATCHES)
 		calib_install(p);
 	p->window_sys0 = kernel_cpu_s();
-	p->window_end = mono_s() + len;
+	p->window_end = mono_seconds() + len;
 	if (!p->window_scan)
 		p->next_window = p->window_t0 + p->bplan.period_s;
 	return 0;
@@ -1042,7 +1024,7 @@ static int open_window(struct agent_profile *p, double now, bool scan)
  */
 static void close_window_begin(struct agent_profile *p)
 {
-	double t1 = mono_s(), seen = 0;
+	double t1 = mono_seconds(), seen = 0;
 
 	/*
 	 * What a call cost in it, from the kernel time until now (one batch
@@ -1089,10 +1071,10 @@ static void window_closed(struct agent_profile *p, double t1)
 	p->st.window_s_total += t1 - p->window_open_t;
 	/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
 	if (p->calib == CALIB_BATCHES) {
-		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / CALIB_DUTY;
+		p->next_window = p->window_open_t + (mono_seconds() - p->window_open_t) / CALIB_DUTY;
 		calib_judge(p);
 	} else if (p->bplan.duty > 0) {
-		p->next_window = p->window_open_t + (mono_s() - p->window_open_t) / p->bplan.duty;
+		p->next_window = p->window_open_t + (mono_seconds() - p->window_open_t) / p->bplan.duty;
 		/* Closed by its calls, it spent its period's share: the next one waits for the period. */
 		if (t1 < p->window_end)
 			p->next_window = fmax(p->next_window, p->window_open_t + p->bplan.period_s);
@@ -1106,7 +1088,7 @@ static int close_window_finish(struct agent_profile *p)
 
 	p->window_closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
-	p->fast_t = mono_s();
+	p->fast_t = mono_seconds();
 	p->fast_calls = session__all_calls(p->s);
 	p->tick_calls += p->fast_calls - p->window_calls0;
 	if (p->window_scan)
@@ -1136,7 +1118,7 @@ double agent_profile__windows(struct agent_profile *p, double now)
 	}
 	if (p->window_closing) {
 		if (!session__links_closed(p->s))
-			return mono_s() + WINDOW_CLOSE_POLL_S;
+			return mono_seconds() + WINDOW_CLOSE_POLL_S;
 		close_window_finish(p);
 	}
 	/* Every function sampled until the first plan: no window of them all. */
@@ -1148,7 +1130,7 @@ double agent_profile__windows(struct agent_profile *p, double now)
 		open_window(p, now, true);
 	/* Its calls may close it sooner than its end: they are looked at from the first ms. */
 	if (p->window)
-		return fmin(p->window_end, mono_s() + WINDOW_CHECK_S);
+		return fmin(p->window_end, mono_seconds() + WINDOW_CHECK_S);
 	return p->calib == CALIB_BATCHES ? p->next_window : fmin(p->next_window, p->next_scan);
 }
 
@@ -1172,7 +1154,7 @@ static bool kubelet_lookup(void *ctx, const char *uid, struct k8s_meta *m)
 {
 	struct agent_profile *p = ctx;
 	const struct kubelet_pod *k = kubelet_pods_find(&p->kpods, uid);
-	double now = mono_s();
+	double now = mono_seconds();
 	char err[512];
 
 	if (!k && (!p->kubelet_t || now - p->kubelet_t >= KUBELET_REFETCH_S)) {
@@ -1343,7 +1325,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.attach_s = p->tot.attach_ms / 1e3;
 	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
 	set_trap_costs(p);
-	p->last_tick = p->last_read = p->fast_t = p->quiet_t = p->last_sys_t = mono_s();
+	p->last_tick = p->last_read = p->fast_t = p->quiet_t = p->last_sys_t = mono_seconds();
 	p->trip_span = TRIP_MIN_SPAN_S;
 	p->check_s = FAST_CHECK_MIN_S;
 	p->last_sys = kernel_cpu_s();

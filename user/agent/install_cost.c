@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent/install_cost.h"
+#include "util/clock.h"
 
 /* Medians of a few mappings: a preemption in one leaves them alone. */
 #define MAP_RUNS 5
@@ -25,14 +26,6 @@
  * (the reaction's rule), so the rate counts as one a second at least.
  */
 #define RATE_FLOOR_PER_S 1.0
-
-static double mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -64,7 +57,7 @@ static int map_ns(const char *path, double *ns)
 		goto cleanup;
 	}
 	for (int i = 0; i < MAP_RUNS; i++) {
-		double t0 = mono_ns();
+		double t0 = (double)mono_ns();
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
 		if (m == MAP_FAILED) {
@@ -72,7 +65,7 @@ static int map_ns(const char *path, double *ns)
 			goto cleanup;
 		}
 		munmap(m, (size_t)st.st_size);
-		t[i] = mono_ns() - t0;
+		t[i] = (double)mono_ns() - t0;
 	}
 	qsort(t, MAP_RUNS, sizeof(t[0]), by_value);
 	*ns = t[MAP_RUNS / 2];

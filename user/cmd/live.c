@@ -27,6 +27,7 @@
 #include "probe/cgroup_target.h"
 #include "probe/session.h"
 #include "util/messages.h"
+#include "util/clock.h"
 
 /* How long a detach may take before the profiler says why it waits. */
 #define DETACH_PATIENCE_S 5
@@ -84,14 +85,6 @@ void live_set_libbpf_print(int verbose)
 {
 	verbosity = verbose;
 	libbpf_set_print(libbpf_print);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The final summary into -o FILE, which replaces FILE only once it is whole. */
@@ -283,7 +276,7 @@ static int print_report(struct live *l, bool final)
 	 * after them, an interval's calls were divided by a span that was not
 	 * theirs (twice the rate in the second interval).
 	 */
-	l->read_s = now_s();
+	l->read_s = mono_seconds();
 	err = session__read(l->session, final, l->funcs, &tot);
 	if (!err) {
 		fill_report(l, &tot);
@@ -427,10 +420,10 @@ static bool stop_waiting(void *ctx)
 	if (l->classic)
 		errmsg("stopped waiting after %.1f s: a process of its own (dlprof-detach) goes on removing the "
 		       "probes, the most called functions' first; the counts below may still grow meanwhile",
-		       now_s() - l->detach_t0);
+		       mono_seconds() - l->detach_t0);
 	else
 		errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
-		       "the counts below may still grow meanwhile", (now_s() - l->detach_t0));
+		       "the counts below may still grow meanwhile", (mono_seconds() - l->detach_t0));
 	return true;
 }
 
@@ -456,7 +449,7 @@ static void detach_probes(struct live *l)
 		.slow = detach_slow, .cancel = stop_waiting, .ctx = l,
 	};
 
-	l->detach_t0 = now_s();
+	l->detach_t0 = mono_seconds();
 	session__stop(l->session, &w);
 }
 
@@ -494,7 +487,7 @@ static int run_loop(struct live *l, double start)
 			{ .fd = session__poll_fd(l->session), .events = POLLIN },
 			{ .fd = l->view ? l->view->input_fd : -1, .events = POLLIN },
 		};
-		double now = now_s(), wake = deadline;
+		double now = mono_seconds(), wake = deadline;
 		int timeout = -1, n, err;
 
 		if (next_tick && (!wake || next_tick < wake))
@@ -521,7 +514,7 @@ static int run_loop(struct live *l, double start)
 			return 0;	/* every -p process exited */
 		if (n > 0 && fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP)) && l->view->input(l->view->ctx))
 			return 0;
-		now = now_s();
+		now = mono_seconds();
 		if (deadline && now >= deadline) {
 			if (l->opts.command && !l->cmd_done)
 				l->exit_status = EXIT_DURATION;
@@ -891,7 +884,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 	err = start_session(l);
 	if (err)
 		return err;
-	start = l->start_s = now_s();
+	start = l->start_s = mono_seconds();
 	err = l->view ? run_view(l, start) : run_loop(l, start);
 	if (l->opts.command)
 		end_command(l);
@@ -900,7 +893,7 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 			errmsg("waiting failed: %s", strerror(-err));
 		return 1;
 	}
-	l->info.elapsed_s = now_s() - start;
+	l->info.elapsed_s = mono_seconds() - start;
 	detach_probes(l);
 	/* A trace that could not be finished (full disk) still gets the exact summary, then fails. */
 	trace_failed = l->opts.record && finish_recorder(l);

@@ -9,6 +9,7 @@
 #include "cmd/commands.h"
 #include "cmd/trace_term.h"
 #include "elf/demangle.h"
+#include "util/clock.h"
 
 /* Damage lines beyond this many are counted, not listed. */
 #define DAMAGE_LINES_MAX 10
@@ -99,20 +100,12 @@ void trace_report_damage(const struct trace_input *in, bool per_place)
 		errmsg("%s", line);
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void trace_progress_init(struct trace_progress *p, const char *what)
 {
 	p->on = isatty(STDERR_FILENO);
 	p->shown = false;
 	/* Short runs finish before the first redraw and print nothing. */
-	p->next_s = mono_s() + 0.5;
+	p->next_s = mono_seconds() + 0.5;
 	p->what = what;
 }
 
@@ -123,7 +116,7 @@ void trace_progress_update(struct trace_progress *p, const struct trace_input *i
 
 	if (!p->on)
 		return;
-	now = mono_s();
+	now = mono_seconds();
 	if (now < p->next_s)
 		return;
 	p->next_s = now + 0.25;

@@ -20,6 +20,7 @@
 
 #include "elf/elf_symbols.h"
 #include "util/file_io.h"
+#include "util/clock.h"
 
 /*
  * dlopen() runs the library's constructors, which may be slow (GPU
@@ -122,24 +123,16 @@ static void __attribute__((noreturn)) child_run(const char *dlpath,
 	_exit(0);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms, left;
+	int64_t deadline = (int64_t)(mono_ns() / 1000000) + timeout_ms, left;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char *p = buf;
 	ssize_t n;
 	int ret;
 
 	while (len) {
-		left = deadline - now_ms();
+		left = deadline - (int64_t)(mono_ns() / 1000000);
 		if (left <= 0)
 			return -ETIMEDOUT;
 		ret = poll(&pfd, 1, (int)left);

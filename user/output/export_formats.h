@@ -5,8 +5,6 @@
 
 #include "output/exporter.h"
 
-/* The file name of a path. */
-const char *export_base_name(const char *path);
 /* The command name h's metadata gives pid, or NULL. */
 const char *export_comm(const struct export_head *h, uint32_t pid);
 /* The thread's own name h's metadata gives tid of pid, or NULL (older traces have none). */

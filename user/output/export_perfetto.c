@@ -13,6 +13,7 @@
 
 #include "output/export_formats.h"
 #include "util/u64_map.h"
+#include "util/path.h"
 
 struct export_state {
 	struct u64_map seen;		/* threads (pid << 32 | tid) and processes (PROC_KEY) named so far */
@@ -133,7 +134,7 @@ void perfetto_record(FILE *out, const struct export_head *h, const struct export
 	fputs("\"name\":", out);
 	export_json_string(out, c->func);
 	fputs(",\"cat\":", out);
-	export_json_string(out, *c->lib ? export_base_name(c->lib) : "?");
+	export_json_string(out, *c->lib ? path_base(c->lib) : "?");
 	fprintf(out, ",\"pid\":%u,\"tid\":%u,\"ts\":", c->pid, c->tid);
 	export_us(out, ts);
 	if (!flag) {

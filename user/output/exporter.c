@@ -8,13 +8,7 @@
 #include "output/export_formats.h"
 #include "output/report.h"
 #include "output/report_html.h"
-
-const char *export_base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
+#include "util/path.h"
 
 const char *export_comm(const struct export_head *h, uint32_t pid)
 {
@@ -99,7 +93,7 @@ static void text_record(FILE *out, const struct export_head *h, const struct exp
 	snprintf(ts, sizeof(ts), "%s%" PRIu64 ".%09" PRIu64, before ? "-" : "", mag / 1000000000,
 		 mag % 1000000000);
 	fprintf(out, "%16s %9s %7u %7u %4u  %*s%s (%s)", ts, dur, c->pid, c->tid, c->cpu,
-		2 * (int)c->depth, "", c->func, export_base_name(c->lib));
+		2 * (int)c->depth, "", c->func, path_base(c->lib));
 	if (timed(c)) {
 		report_format_ns(oncpu, sizeof(oncpu), c->oncpu_ns);
 		fprintf(out, " oncpu=%s", oncpu);

@@ -9,6 +9,7 @@
 #include "model/probe_overhead.h"
 #include "output/func_classes.h"
 #include "output/report.h"
+#include "util/path.h"
 
 static const struct {
 	const char *text;	/* the table's */
@@ -58,13 +59,6 @@ static int row_cmp(const void *a, const void *b)
 void class_rows_sort(struct class_row *rows, size_t n)
 {
 	qsort(rows, n, sizeof(*rows), row_cmp);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
 }
 
 /* "at the entry" or "moved 4 bytes past the entry" */
@@ -162,14 +156,14 @@ void class_list_print(FILE *out, const struct class_row *rows, size_t n, const s
 	for (size_t i = 0; i < n; i++) {
 		if ((int)strlen(rows[i].func) > fw)
 			fw = (int)strlen(rows[i].func);
-		if ((int)strlen(base_name(rows[i].lib)) > lw)
-			lw = (int)strlen(base_name(rows[i].lib));
+		if ((int)strlen(path_base(rows[i].lib)) > lw)
+			lw = (int)strlen(path_base(rows[i].lib));
 		entry_only |= class_of(&rows[i]) == FUNC_CLASS_ENTRY_ONLY;
 	}
 	fprintf(out, "%-*s %-*s %-14s %s\n", fw, "FUNCTION", lw, "LIBRARY", "CLASS", "WHERE, WHY");
 	for (size_t i = 0; i < n; i++) {
 		class_detail(line, sizeof(line), &rows[i]);
-		fprintf(out, "%-*s %-*s %-14s %s\n", fw, rows[i].func, lw, base_name(rows[i].lib),
+		fprintf(out, "%-*s %-*s %-14s %s\n", fw, rows[i].func, lw, path_base(rows[i].lib),
 			class_names[class_of(&rows[i])].text, line);
 	}
 	class_counts_line(line, sizeof(line), rows, n);

@@ -10,6 +10,7 @@
 #include "model/probe_class.h"
 #include "output/overhead_note.h"
 #include "output/report.h"
+#include "util/path.h"
 
 /* Why a function was probed at entry only: its JSON name and the table's footer line. */
 static const struct {
@@ -86,13 +87,6 @@ void report_format_ns(char *buf, size_t sz, uint64_t ns)
 		}
 	}
 	snprintf(buf, sz, "%" PRIu64 "ns", ns);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
 }
 
 void report_format_count(char *buf, size_t sz, double v)
@@ -376,8 +370,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			continue;
 		if ((int)strlen(rows[i].func) > fw)
 			fw = (int)strlen(rows[i].func);
-		if ((int)strlen(base_name(rows[i].lib)) > lw)
-			lw = (int)strlen(base_name(rows[i].lib));
+		if ((int)strlen(path_base(rows[i].lib)) > lw)
+			lw = (int)strlen(path_base(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
 		unwound |= rows[i].s.unwound != 0;
 		if (info->by != ATTR_BY_FUNCTION)
@@ -416,7 +410,7 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 		print_group(out, &rows[i].group, info, gw);
 		print_name(out, rows, i, cut);
 		fprintf(out, " %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s",
-			lw, base_name(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
+			lw, path_base(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
 		for (size_t k = 0; k < info->nr_events; k++) {
 			char v[24] = "-";
 			int w = (int)(strlen(info->events[k]) > 9 ? strlen(info->events[k]) : 9);

@@ -12,6 +12,7 @@
 
 #include "model/func_summary.h"
 #include "probe/calibrate.h"
+#include "util/clock.h"
 
 #if defined(__x86_64__)
 /* probe/calib_funcs.S */
@@ -27,14 +28,6 @@ static const unsigned int calls_timed[DLPROF_PROBE_CLASSES] = {
 	[DLPROF_PROBE_EMULATED] = 4001,	/* ~1 us each when probed */
 	[DLPROF_PROBE_STEPPED] = 401,	/* ~10-20 us each when probed, in our VMs */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -18,6 +18,8 @@
 #include "util/messages.h"
 #include "util/mount_ns.h"
 #include "util/real_inode.h"
+#include "util/clock.h"
+#include "util/path.h"
 
 #define DELETED_SUFFIX	" (deleted)"
 
@@ -68,21 +70,6 @@ const char *lib_copy_origin_name(enum lib_copy_origin origin)
 	return (size_t)origin < sizeof(origin_names) / sizeof(origin_names[0]) ? origin_names[origin] : "?";
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static const char *base_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* As lib_resolve does: an exact name also means its versioned files ("libz.so" → "libz.so.1"). */
 static bool spec_matches(const char *spec, const char *base)
 {
@@ -112,10 +99,10 @@ static int primary_of(const struct lib_copies *c, const char *base)
 	size_t stem = strcspn(base, ".");
 
 	for (size_t i = 0; i < c->table->nr_libs; i++)
-		if (!strcmp(base_of(c->table->libs[i].file->display), base))
+		if (!strcmp(path_base(c->table->libs[i].file->display), base))
 			return (int)i;
 	for (size_t i = 0; i < c->table->nr_libs; i++) {
-		const char *b = base_of(c->table->libs[i].file->display);
+		const char *b = path_base(c->table->libs[i].file->display);
 
 		if (strcspn(b, ".") == stem && !strncmp(b, base, stem))
 			return (int)i;
@@ -285,7 +272,7 @@ static void note_copy(const struct lib_copy *copy, const char *what)
 static int add_copy(struct lib_copies *c, const char *path, const char *display, pid_t ns_pid,
 		    dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
 {
-	int lib = primary_of(c, base_of(display)), err;
+	int lib = primary_of(c, path_base(display)), err;
 	struct lib_copy *copy;
 
 	if (lib < 0)
@@ -302,7 +289,7 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		return -ENOMEM;
 	}
 	copy->info = (struct lib_copy_info){ .ns_pid = ns_pid, .dev = dev, .ino = ino, .origin = origin,
-					     .lib = (size_t)lib, .attach_s = now_s() - c->t0 };
+					     .lib = (size_t)lib, .attach_s = mono_seconds() - c->t0 };
 	c->nr_copies++;
 	err = add_alias(copy, seen->dev, seen->ino);
 	if (err)
@@ -322,7 +309,7 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 	if (c->hooks.attached)
 		c->hooks.attached(dev, ino, copy->info.lib, c->hooks.ctx);
 	if (origin == COPY_DISCOVERED && c->seen_s > 0)
-		copy->info.discovery_ms = (now_s() - c->seen_s) * 1e3;
+		copy->info.discovery_ms = (mono_seconds() - c->seen_s) * 1e3;
 	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : "attached");
 	return holder > 0 ? add_holder(c, copy, holder) : 0;
 }
@@ -336,7 +323,7 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 	if (!c)
 		return NULL;
 	*c = (struct lib_copies){ .table = t, .specs = specs, .mode = mode, .progs = *progs,
-				  .hooks = *hooks, .t0 = now_s() };
+				  .hooks = *hooks, .t0 = mono_seconds() };
 	if (start_unlinked && !(c->linked = calloc(t->nr_funcs ?: 1, sizeof(*c->linked)))) {
 		free(c);
 		errno = ENOMEM;
@@ -458,7 +445,7 @@ static int scan_maps(struct lib_copies *c, pid_t pid, ino_t self_ns, const char 
 		/* The file on disk is no longer the mapped one: a probe on it would never fire. */
 		if (p[0] != '/' || (len > sfx && !strcmp(p + len - sfx, DELETED_SUFFIX)))
 			continue;
-		if (want ? strcmp(base_of(p), want) : !lib_copies__wants_name(c, base_of(p)))
+		if (want ? strcmp(path_base(p), want) : !lib_copies__wants_name(c, path_base(p)))
 			continue;
 		found++;
 		err = consider_mapped(c, pid, self_ns, p, &(struct seen_id){ makedev(maj, min), (ino_t)inode },
@@ -582,7 +569,7 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 	copy->attacher = NULL;
 	copy_funcs__free(&copy->funcs);
 	copy->info.detached = true;
-	copy->info.detach_s = now_s() - c->t0;
+	copy->info.detach_s = mono_seconds() - c->t0;
 	copy->nr_holders = 0;
 	/* Its next mapping is reported again, whichever id the kernel's hook meets. */
 	for (size_t k = 0; c->hooks.forget && k < copy->nr_aliases; k++)
@@ -605,7 +592,7 @@ static size_t find_holders(struct lib_copies *c, size_t i)
 	ino_t self;
 	DIR *d;
 
-	snprintf(base, sizeof(base), "%s", base_of(c->copies[i].display));
+	snprintf(base, sizeof(base), "%s", path_base(c->copies[i].display));
 	if (mount_ns_of(0, &self) || !(d = opendir("/proc")))
 		return 1;	/* cannot tell: keep it */
 	while ((de = readdir(d))) {
@@ -653,10 +640,10 @@ int lib_copies__detach_all(struct lib_copies *c, int timeout_ms)
 		release_attacher(c, c->copies[i].attacher);
 		c->copies[i].attacher = NULL;
 	}
-	deadline = now_s() + timeout_ms / 1e3;
+	deadline = mono_seconds() + timeout_ms / 1e3;
 	for (size_t i = 0; i < c->nr_detachers; i++) {
 		while (!detacher__done(c->detachers[i])) {
-			if (now_s() >= deadline)
+			if (mono_seconds() >= deadline)
 				return 1;
 			t = (struct timespec){ .tv_nsec = 1000000 };
 			nanosleep(&t, NULL);

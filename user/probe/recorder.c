@@ -12,6 +12,7 @@
 #include "probe/proc_info.h"
 #include "probe/recorder.h"
 #include "trace/trace_writer.h"
+#include "util/clock.h"
 
 /* The design promise: a SIGKILL loses at most the last second. */
 #define FLUSH_INTERVAL_NS 1000000000ull
@@ -27,14 +28,6 @@ struct recorder {
 	uint64_t bad_records;		/* wrong size or type: a bug, counted rather than hidden */
 	int write_err;			/* first write error */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * A process seen for the first time: its name and cgroup into the

@@ -37,6 +37,7 @@
 /* The one file that knows the BPF object's layout; every other part goes through here. */
 #include "profile.skel.h"
 #include "profile_ctx.skel.h"
+#include "util/clock.h"
 
 /*
  * profile_ctx is profile.bpf.c built for the session kfuncs that take the
@@ -151,14 +152,6 @@ static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
 	vsnprintf(err, err_sz, fmt, ap);
 	va_end(ap);
 	return ret;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int choose_events(struct session *s, bool *no_pmu, char *err, size_t err_sz)
@@ -601,7 +594,7 @@ static int start_discovery(struct session *s, const struct attach_progs *progs)
 static bool progress(struct session *s, enum session_phase phase, size_t done, size_t total, bool final)
 {
 	struct session_progress p = { .phase = phase, .done = done, .total = total, .last = final };
-	double now = now_s();
+	double now = mono_seconds();
 
 	if (!s->opts.progress || (!final && now - s->progress_last < SESSION_PROGRESS_MS / 1e3))
 		return false;
@@ -624,7 +617,7 @@ static int attach_table(struct session *s, char *err, size_t err_sz)
 	size_t total = s->table.nr_funcs;
 	int ret;
 
-	s->phase_t0 = s->progress_last = now_s();
+	s->phase_t0 = s->progress_last = mono_seconds();
 	s->attach_done = 0;
 	attacher__set_tick(s->attacher, attach_tick, s);
 	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
@@ -651,7 +644,7 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
 		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
-	t0 = now_s();
+	t0 = mono_seconds();
 	/*
 	 * The copies first: the scan reads every process's maps, and with
 	 * libc's functions probed already each of our own calls would count.
@@ -678,7 +671,7 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 		return ret;
 	/* The profiled functions; the unwinder's probes are counted apart (unwind_hooks), as after a relink. */
 	s->tot.functions_attached = attacher__nr_attached(s->attacher) - s->tot.unwind_hooks;
-	s->tot.attach_ms = (now_s() - t0) * 1e3;
+	s->tot.attach_ms = (mono_seconds() - t0) * 1e3;
 	s->tot.attach_mode = attach_mode_name(attacher__mode(s->attacher));
 	return 0;
 }
@@ -872,13 +865,13 @@ static void close_on_thread(struct session *s, struct attacher *a)
 /* Waits for each detacher (at most patience_ms in all) and frees it; false: one is still closing. */
 static bool wait_all(struct detacher **d, size_t n, int patience_ms)
 {
-	double end = now_s() + patience_ms / 1e3;
+	double end = mono_seconds() + patience_ms / 1e3;
 	bool all = true;
 
 	for (size_t k = 0; k < n; k++) {
 		while (d[k] && !detacher__done(d[k])) {
 			struct pollfd pfd = { .fd = detacher__fd(d[k]), .events = POLLIN };
-			int left = (int)((end - now_s()) * 1e3);
+			int left = (int)((end - mono_seconds()) * 1e3);
 
 			if (left <= 0 || (poll(&pfd, 1, left) < 0 && errno != EINTR))
 				break;
@@ -916,7 +909,7 @@ static bool wait_detach(struct session *s, struct detacher *d, const struct sess
 			{ .fd = detacher__fd(d), .events = POLLIN },
 			{ .fd = w->cancel_fd, .events = POLLIN },
 		};
-		int timeout = told ? -1 : (int)((t0 + w->patience_ms / 1e3 - now_s()) * 1e3) + 1;
+		int timeout = told ? -1 : (int)((t0 + w->patience_ms / 1e3 - mono_seconds()) * 1e3) + 1;
 		int n;
 
 		if (!told && timeout <= 0)
@@ -927,7 +920,7 @@ static bool wait_detach(struct session *s, struct detacher *d, const struct sess
 		if (n < 0 && errno != EINTR)
 			return true;
 		detach_progress(s, d, false);
-		if (n == 0 && !told && now_s() >= t0 + w->patience_ms / 1e3) {
+		if (n == 0 && !told && mono_seconds() >= t0 + w->patience_ms / 1e3) {
 			if (w->slow)
 				w->slow(w->ctx);
 			told = true;
@@ -984,7 +977,7 @@ static struct detacher *start_detach(struct session *s)
 
 int session__stop(struct session *s, const struct session_stop_wait *w)
 {
-	double t0 = now_s();
+	double t0 = mono_seconds();
 	struct detacher *d;
 	bool done = true;
 
@@ -1001,7 +994,7 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 	if (copy_discovery__stop(s->discovery, done ? w->patience_ms : 0))
 		done = false;
 	s->tot.detach_unfinished = !done;
-	s->tot.detach_ms = (now_s() - t0) * 1e3;
+	s->tot.detach_ms = (mono_seconds() - t0) * 1e3;
 	detacher__free(d);
 	/*
 	 * The exit program turns the frames of exiting threads into unmatched
@@ -1369,7 +1362,7 @@ int session__relink_begin(struct session *s, const bool *on, char *err, size_t e
 		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
 	}
 	if (!s->relinking)
-		s->relink_t0 = now_s();
+		s->relink_t0 = mono_seconds();
 	s->relinking = true;
 	for (size_t c = 0; c < s->nr_chunks; c++) {
 		size_t lo = c * RELINK_CHUNK;
@@ -1430,7 +1423,7 @@ int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t 
 		ret = lib_copies__relink(copy_discovery__copies(s->discovery));
 	s->relinking = false;
 	if (s->relink_gap)
-		*gap_ms = (now_s() - s->relink_t0) * 1e3;
+		*gap_ms = (mono_seconds() - s->relink_t0) * 1e3;
 	s->relink_gap = false;
 	if (ret)
 		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
