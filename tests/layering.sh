@@ -19,4 +19,6 @@ out=$(grep -ln '#include "cmd/' agent/*)
 [ -z "$out" ] || bad "agent/ includes cmd/: $out"
 out=$(grep -rln --include='*.[ch]' '#include "agent/' . | grep -v '^\./cmd/\|^\./agent/')
 [ -z "$out" ] || bad "only cmd/ includes agent/: $out"
+out=$(grep -rln --include='*.[ch]' '#include "cmd/commands.h"' . | grep -v '^\./cmd/main\.c$\|^\./cmd/commands\.c$')
+[ -z "$out" ] || bad "only cmd/main.c includes the command table (a command returns CMD_HELP): $out"
 exit $fail

@@ -5,7 +5,6 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd_list.h"
-#include "cmd/commands.h"
 #include "cmd/live.h"
 #include "elf/demangle.h"
 #include "output/func_classes.h"
@@ -163,10 +162,8 @@ static int list_run(struct list_cmd *l, int argc, char **argv)
 		errmsg("%s", msg);
 		return EXIT_USAGE;
 	}
-	if (l->opts.help) {
-		commands_print_help(stdout, CLI_LIST);
-		return 0;
-	}
+	if (l->opts.help)
+		return CMD_HELP;
 	live_set_libbpf_print(l->opts.verbose);
 	for (size_t i = 0; i < l->opts.nr_pids; i++) {
 		if (target_pid_check(l->opts.pids[i])) {

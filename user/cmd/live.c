@@ -15,7 +15,6 @@
 #include <bpf/libbpf.h>
 
 #include "cmd/cli.h"
-#include "cmd/commands.h"
 #include "cmd/live.h"
 #include "cmd/version.h"
 #include "dlprof.h"
@@ -837,10 +836,8 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 		errmsg("%s", msg);
 		return EXIT_USAGE;
 	}
-	if (l->opts.help) {
-		commands_print_help(stdout, cmd);
-		return 0;
-	}
+	if (l->opts.help)
+		return CMD_HELP;
 	if (l->view && !l->opts.interval_s)
 		l->opts.interval_s = 1;
 	if (l->view && !l->opts.version && !l->opts.list_events && (err = l->view->check(l->view->ctx)))

@@ -9,7 +9,7 @@
 #include "output/interval_json.h"
 #include "output/report.h"
 
-/* The live mode: attach, run until the end condition, print the summary. Returns the exit status. */
+/* The live mode: attach, run until the end condition, print the summary. Returns the exit status, or CMD_HELP. */
 int cmd_live(int argc, char **argv);
 /* The live mode that also writes a trace of every call (-o DIR). */
 int cmd_record(int argc, char **argv);
