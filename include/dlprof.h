@@ -165,7 +165,6 @@ struct call_record {
 /* Profiler-wide diagnostics, per CPU. */
 struct dlprof_diag {
 	__u64 orphan_returns;	/* a return with no matching entry (entered before attach, forked child) */
-	__u64 stats_alloc_failed;	/* unused since func_stats are preallocated; kept for the trace layout */
 	__u64 storage_failed;	/* no per-thread storage: the call was counted but not timed */
 	__u64 ringbuf_drops;	/* call records lost to a full ringbuf (aggregates still exact) */
 	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */
