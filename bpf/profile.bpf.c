@@ -16,7 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "dlprof.h"
-#include "attribution.h"
+#include "attribution_maps.h"
 #include "vcounter.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -167,7 +167,7 @@ struct {
 
 /*
  * --by: the aggregates per (function, group), beside the per-function
- * ones. Preallocated (include/attribution.h says why); max_entries =
+ * ones. Preallocated (include/dlprof.h says why); max_entries =
  * DLPROF_MAX_GROUPS when used, 1 otherwise (set by the loader).
  */
 struct {

@@ -21,7 +21,7 @@
 #include "probe/copy_discovery.h"
 #include "probe/detacher.h"
 #include "probe/events.h"
-#include "attribution.h"
+#include "attribution_maps.h"
 #include "probe/kernel_groups.h"
 #include "probe/kernel_stats.h"
 #include "probe/kernel_features.h"
