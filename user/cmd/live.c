@@ -271,9 +271,9 @@ static int print_report(struct live *l, bool final)
 	/*
 	 * An interval spans from read to read: the counts are taken first, and
 	 * the rest of the read, the histograms, the names and the output take
-	 * their time (0.1-0.4 s the first time on 5,000 functions). Stamped
-	 * after them, an interval's calls were divided by a span that was not
-	 * theirs (twice the rate in the second interval).
+	 * their time (the most the first time, and more with more functions).
+	 * Stamped after them, an interval's calls were divided by a span that
+	 * was not theirs (twice the rate in the second interval).
 	 */
 	l->read_s = mono_seconds();
 	err = session__read(l->session, final, l->funcs, &tot);
