@@ -126,30 +126,10 @@ static int open_session(struct list_cmd *l, bool can_bpf)
 		.pids = l->opts.pids,
 		.nr_pids = l->opts.nr_pids,
 	};
-	char msg[2048];
 	bool no_pmu;
-	int err;
 
 	cli_selection(&l->opts, &so.sel);
-	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
-	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
-		errmsg("%s", msg);
-		return EXIT_USAGE;
-	}
-	if (!l->session) {
-		errmsg("cannot read the libraries: %s", strerror(errno));
-		return 1;
-	}
-	err = session__prepare(l->session, msg, sizeof(msg));
-	if (err == -E2BIG) {
-		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
-		return 1;
-	}
-	if (err) {
-		errmsg("%s", msg);
-		return 1;
-	}
-	return 0;
+	return live_session_start(&so, &l->session, &no_pmu);
 }
 
 static int list_run(struct list_cmd *l, int argc, char **argv)

@@ -86,6 +86,32 @@ void live_set_libbpf_print(int verbose)
 	libbpf_set_print(libbpf_print);
 }
 
+int live_session_start(const struct session_opts *so, struct session **out, bool *no_pmu)
+{
+	char msg[2048];
+	int err;
+
+	*out = session__new(so, no_pmu, msg, sizeof(msg));
+	if (!*out && (errno == EINVAL || errno == EOPNOTSUPP)) {
+		errmsg("%s", msg);
+		return EXIT_USAGE;
+	}
+	if (!*out) {
+		errmsg("cannot read the libraries: %s", strerror(errno));
+		return 1;
+	}
+	err = session__prepare(*out, msg, sizeof(msg));
+	if (err == -E2BIG) {
+		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
+		return 1;
+	}
+	if (err) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	return 0;
+}
+
 /* The final summary into -o FILE, which replaces FILE only once it is whole. */
 static int write_summary(struct live *l, size_t n)
 {
@@ -723,24 +749,9 @@ static int start_session(struct live *l)
 	if (l->progress_tty && !print_after_progress)
 		print_after_progress = messages_set_print(print_past_progress);
 	/* Usage errors before the libraries are read: one line, and no warning about them first. */
-	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
-	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
-		errmsg("%s", msg);
-		return EXIT_USAGE;
-	}
-	if (!l->session) {
-		errmsg("cannot start the profile: %s", strerror(errno));
-		return 1;
-	}
-	err = session__prepare(l->session, msg, sizeof(msg));
-	if (err == -E2BIG) {
-		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
-		return 1;
-	}
-	if (err) {
-		errmsg("%s", msg);
-		return 1;
-	}
+	err = live_session_start(&so, &l->session, &no_pmu);
+	if (err)
+		return err;
 	if (no_pmu)
 		errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
 	note_table(session__table(l->session));
