@@ -611,13 +611,12 @@ static bool attach_tick(void *ctx, size_t done)
 	return progress(s, SESSION_ATTACHING, done, s->table.nr_funcs, false);
 }
 
-/* The table's functions into s->attacher, with the progress callback told and heard. */
+/* The table's functions into s->attacher, with the progress callback told and heard (phase_t0 set). */
 static int attach_table(struct session *s, char *err, size_t err_sz)
 {
 	size_t total = s->table.nr_funcs;
 	int ret;
 
-	s->phase_t0 = s->progress_last = mono_seconds();
 	s->attach_done = 0;
 	attacher__set_tick(s->attacher, attach_tick, s);
 	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
@@ -644,7 +643,8 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	s->attacher = attacher__new(s->mode, &progs, 0);
 	if (!s->attacher)
 		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
-	t0 = mono_seconds();
+	/* The phase the progress line shows is the whole attach, the copies' scan included. */
+	t0 = s->phase_t0 = s->progress_last = mono_seconds();
 	/*
 	 * The copies first: the scan reads every process's maps, and with
 	 * libc's functions probed already each of our own calls would count.
