@@ -74,6 +74,9 @@ def test_libcrypto_all():
         doc = itest.json.loads(out)
     finally:
         itest.finish(d)
+    # The figures docs/kernels.md compares across kernels (as ratios: a guest's speed is not the kernel's).
+    print(f"figures: attach_ms {doc['attach_ms']:.0f} detach_ms {doc['detach_ms']:.0f} "
+          f"functions {doc['functions_attached']} mode {doc.get('attach_mode')}", flush=True)
     exported = len(exported_functions(find_path()))
     attached, skipped = doc["functions_attached"], doc["functions_skipped"]
     check(attached > 0.9 * exported and attached + skipped <= exported,
