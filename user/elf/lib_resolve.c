@@ -560,6 +560,30 @@ static int search_sources(struct resolver *r, const char *pattern, bool exact,
 	return search_dirs(r, std_dirs, sizeof(std_dirs) / sizeof(std_dirs[0]), pattern, exact);
 }
 
+/* "libssl.so" means whichever libssl.so.N is installed (often no dev symlink): the glob of those; NULL: no memory. */
+static char *versioned_pattern(const char *name)
+{
+	char *p;
+
+	return asprintf(&p, "%s.*", name) < 0 ? NULL : p;
+}
+
+bool lib_name_matches(const char *spec, const char *base)
+{
+	char *versioned;
+	bool match;
+
+	if (strchr(spec, '/'))
+		return false;
+	if (!fnmatch(spec, base, 0))
+		return true;
+	if (strpbrk(spec, "*?[") || !(versioned = versioned_pattern(spec)))
+		return false;
+	match = !fnmatch(versioned, base, 0);
+	free(versioned);
+	return match;
+}
+
 static int resolve_name(struct resolver *r, const char *name, struct where_buf *w)
 {
 	char proc[64], *ldpath = NULL, **ld_dirs = NULL, *versioned = NULL;
@@ -589,9 +613,8 @@ static int resolve_name(struct resolver *r, const char *name, struct where_buf *
 	err = search_sources(r, name, exact, ldpath, ld_dirs, ld_cnt, w);
 	if (err || r->matched || !exact)
 		goto cleanup;
-	/* "libssl.so" means whichever libssl.so.N is installed (often no dev symlink). */
-	if (asprintf(&versioned, "%s.*", name) < 0) {
-		versioned = NULL;
+	versioned = versioned_pattern(name);
+	if (!versioned) {
 		err = -ENOMEM;
 		goto cleanup;
 	}

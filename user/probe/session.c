@@ -1178,42 +1178,6 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
 	kernel_probe_runtime(&s->maps, run_ns, runs);
 }
 
-/*
- * The functions with on[i] among ids [lo, hi), library by library, into a;
- * kernel refusals counted in *skipped. gate: or'ed into each cookie (a
- * chunk's link, include/dlprof.h); 0 for links that count whatever others do.
- */
-static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t lo, size_t hi, uint64_t gate,
-			 size_t *skipped)
-{
-	const struct probe_table *t = &s->table;
-	uint64_t *offs = calloc(hi - lo ?: 1, sizeof(*offs));
-	uint64_t *cookies = calloc(hi - lo ?: 1, sizeof(*cookies));
-	int ret = offs && cookies ? 0 : -ENOMEM;
-
-	for (size_t l = 0; l < t->nr_libs && !ret; l++) {
-		const struct probe_lib *lib = &t->libs[l];
-		size_t first = lib->first_func > lo ? lib->first_func : lo;
-		size_t end = lib->first_func + lib->nr_funcs < hi ? lib->first_func + lib->nr_funcs : hi;
-		struct attach_skip *skips = NULL;
-		size_t n = 0, nr_skips = 0;
-
-		for (size_t i = first; i < end; i++)
-			if (on[i]) {
-				offs[n] = t->offsets[i];
-				cookies[n++] = t->cookies[i] | gate;
-			}
-		if (!n)
-			continue;
-		ret = attacher__attach_file(a, lib->file->path, offs, cookies, n, &skips, &nr_skips);
-		*skipped += nr_skips;
-		free(skips);
-	}
-	free(offs);
-	free(cookies);
-	return ret;
-}
-
 /* The first relink: the start's links go, the unwinder's probes stay in an attacher of their own. */
 static int chunks_init(struct session *s, bool *all_changed)
 {
@@ -1325,7 +1289,7 @@ static int chunk_link(struct session *s, const bool *on, size_t c, struct attach
 	*out = attacher__new(s->mode, &progs, 0);
 	if (!*out)
 		return -errno;
-	ret = attach_subset(s, *out, on, lo, hi, gate, &skipped);
+	ret = probe_table__attach_subset(&s->table, *out, on, lo, hi, gate, &skipped);
 	if (ret) {
 		attacher__free(*out);
 		*out = NULL;
@@ -1448,7 +1412,7 @@ struct session_links *session__links_attach(struct session *s, const bool *on, c
 		free(l);
 		return NULL;
 	}
-	ret = attach_subset(s, l->attacher, on, 0, s->table.nr_funcs, 0, &skipped);
+	ret = probe_table__attach_subset(&s->table, l->attacher, on, 0, s->table.nr_funcs, 0, &skipped);
 	if (!ret && s->discovery)
 		ret = lib_copies__attach_subset(copy_discovery__copies(s->discovery), on, &l->copies, &l->nr_copies);
 	if (ret) {
