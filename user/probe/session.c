@@ -157,6 +157,11 @@ int session__prepare(struct session *s, char *err, size_t err_sz)
 	return 0;
 }
 
+bool session__loaded(const struct session *s)
+{
+	return s->bpf_loaded;
+}
+
 const struct probe_table *session__table(const struct session *s)
 {
 	return &s->table;
@@ -384,6 +389,7 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 		err = attach_prepare_progs(&progs, s->mode);
 	if (!err)
 		err = profile_bpf__load(s->skel);
+	s->bpf_loaded = !err;
 	if (!err) {
 		s->chunk_gen_fd = bpf_map__fd(s->skel->maps.chunk_gen);
 		s->progs = progs;
@@ -418,8 +424,7 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 		return session_fail(err, err_sz, ret, "cannot load the BPF programs: this kernel's bpf_session_is_return "
 			    "has a signature this build does not know");
 	if (ret)
-		return session_fail(err, err_sz, ret, "cannot load the BPF programs: %s (-v shows the verifier's log)",
-			    strerror(-ret));
+		return session_fail(err, err_sz, ret, "cannot load the BPF programs: %s", strerror(-ret));
 	if (!ropts)
 		return 0;
 	rec = (struct recorder_opts){ .dir = ropts->dir, .no_compress = ropts->no_compress };
@@ -427,8 +432,7 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 	if (!s->recorder) {
 		ret = -errno;
 		if (ret == -EEXIST)
-			return session_fail(err, err_sz, ret, "trace directory %s is not empty: give -o a new directory or remove it",
-				    ropts->dir);
+			return session_fail(err, err_sz, ret, "trace directory %s is not empty", ropts->dir);
 		return session_fail(err, err_sz, ret, "cannot create the trace in %s: %s", ropts->dir, strerror(-ret));
 	}
 	return 0;
@@ -551,7 +555,8 @@ static int attach_table(struct session *s, char *err, size_t err_sz)
 	s->phase_t0 = s->progress_last = mono_seconds();
 	s->attach_done = 0;
 	attacher__set_tick(s->attacher, attach_tick, s);
-	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_refused);
+	s->tot.functions_skipped += s->tot.functions_refused;
 	attacher__set_tick(s->attacher, NULL, NULL);
 	if (ret == -ECANCELED) {
 		session_progress(s, SESSION_ATTACHING, s->attach_done, total, true);

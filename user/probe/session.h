@@ -109,6 +109,7 @@ struct session_totals {
 	bool unwind_repair;		/* return probes are made safe for unwinders */
 	size_t functions_attached;
 	size_t functions_skipped;
+	size_t functions_refused;	/* of those skipped, the ones the kernel refused at the attach */
 	size_t functions_moved;
 	size_t unwind_hooks;		/* probes in libgcc_s/libstdc++ that repair the stack (or count, --unwind unsafe) */
 	uint64_t orphan_returns;
@@ -148,6 +149,8 @@ const struct probe_table *session__table(const struct session *s);
  * call to a trace directory (-EEXIST: it is not empty).
  */
 int session__load(struct session *s, const struct session_record_opts *ropts, char *err, size_t err_sz);
+/* Whether the kernel took the BPF programs: after a failed session__load, false when its verifier refused them. */
+bool session__loaded(const struct session *s);
 /*
  * Follow the target (a launched command is held before exec until the
  * probes are in), attach, then let the command run. -ENOENT/-EACCES with

@@ -34,6 +34,7 @@ struct session {
 	struct event_set events;
 	struct probe_table table;
 	struct profile_bpf *skel;	/* session.c alone knows its layout */
+	bool bpf_loaded;		/* the kernel took its programs */
 	struct kernel_maps maps;
 	struct attach_progs progs;	/* the loaded probe programs, for every link */
 	int chunk_gen_fd;		/* the relinks' generations, by chunk (include/dlprof.h) */
