@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,9 +146,14 @@ fail:
 int session__prepare(struct session *s, char *err, size_t err_sz)
 {
 	unsigned int flags = s->unwind_fix || s->opts.unwind_unsafe ? 0 : PROBE_TABLE_NO_UNWIND_FIX;
+	struct probe_selection sel = s->opts.sel;
+	char exe[PATH_MAX];
 	int ret;
 
-	ret = probe_table__build(&s->table, &s->opts.sel, session_first_pid(s), flags, err, err_sz);
+	/* A plugin the command will dlopen by name may be where only its own search path finds it. */
+	if (s->opts.command && !target_command_path(s->opts.command[0], exe, sizeof(exe)))
+		sel.program = exe;
+	ret = probe_table__build(&s->table, &sel, session_first_pid(s), flags, err, err_sz);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < s->table.nr_libs; i++) {

@@ -201,14 +201,16 @@ static int executable_file(const char *path)
 	return access(path, X_OK) ? -errno : 0;
 }
 
-int target_command_check(const char *cmd)
+int target_command_path(const char *cmd, char *buf, size_t sz)
 {
 	const char *path = getenv("PATH");
-	char buf[4096];
 	int err = -ENOENT;
 
-	if (strchr(cmd, '/'))
+	if (strchr(cmd, '/')) {
+		if (snprintf(buf, sz, "%s", cmd) >= (int)sz)
+			return -ENAMETOOLONG;
 		return executable_file(cmd);
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -216,8 +218,7 @@ int target_command_check(const char *cmd)
 		int e;
 
 		/* An empty entry is the current directory, as execvp(3) takes it. */
-		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, len ? path : ".", "/", cmd) <
-		    (int)sizeof(buf)) {
+		if (snprintf(buf, sz, "%.*s%s%s", (int)len, len ? path : ".", "/", cmd) < (int)sz) {
 			e = executable_file(buf);
 			if (!e)
 				return 0;
@@ -229,6 +230,13 @@ int target_command_check(const char *cmd)
 			path++;
 	}
 	return err;
+}
+
+int target_command_check(const char *cmd)
+{
+	char buf[4096];
+
+	return target_command_path(cmd, buf, sizeof(buf));
 }
 
 int target_pid_check(pid_t pid)

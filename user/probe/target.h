@@ -45,6 +45,8 @@ void wait_status_describe(int wstatus, char *buf, size_t sz);
 
 /* 0 when cmd names an executable file (directly or in $PATH), else -ENOENT or -EACCES. */
 int target_command_check(const char *cmd);
+/* target_command_check, and the file execvp(3) would run in buf. */
+int target_command_path(const char *cmd, char *buf, size_t sz);
 
 /* 0 when pid names a live process, -ESRCH otherwise. */
 int target_pid_check(pid_t pid);
