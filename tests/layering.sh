@@ -5,8 +5,15 @@ cd "$1/user" || exit 1
 fail=0
 bad() { echo "layering: $1"; fail=1; }
 
-out=$(grep -rln --include='*.[ch]' '#include "probe/session.h"' . | grep -v '^\./cmd/\|^\./agent/\|^\./probe/session\.c$')
-[ -z "$out" ] || bad "only cmd/ includes the session: $out"
+out=$(grep -rln --include='*.[ch]' '#include "probe/session.h"' . |
+	grep -v '^\./cmd/\|^\./agent/\|^\./probe/session_internal\.h$\|^\./probe/relink\.h$')
+[ -z "$out" ] || bad "only cmd/ and agent/ include the session: $out"
+out=$(grep -rln --include='*.[ch]' '#include "probe/relink.h"' . |
+	grep -v '^\./agent/\|^\./probe/relink\.c$\|^\./probe/window_links\.c$')
+[ -z "$out" ] || bad "only agent/ moves a session's links (probe/relink.h): $out"
+out=$(grep -rln --include='*.[ch]' '#include "probe/session_internal.h"' . |
+	grep -v '^\./probe/session\.c$\|^\./probe/session_detach\.c$\|^\./probe/relink\.c$\|^\./probe/window_links\.c$')
+[ -z "$out" ] || bad "session_internal.h outside the session's own files: $out"
 out=$(grep -rl --include='*.[ch]' 'profile\(_ctx\)\?\.skel\.h' . | grep -v '^\./probe/session\.c$')
 [ -z "$out" ] || bad "profile{,_ctx}.skel.h outside probe/session.c: $out"
 out=$(grep -ln '#include "probe/\|#include "cmd/\|#include <bpf/\|skel\.h' output/*)

@@ -245,6 +245,32 @@ def test_dlopen_late():
           f"dlopen'd library: {f}")
 
 
+def test_dlopen_late_by_name():
+    """A plugin dlopened later by a bare name that only its program's DT_RUNPATH resolves
+    (no LD_LIBRARY_PATH anywhere), given to --lib by that name: counted as by its path,
+    for a launched command and for a -p process."""
+    name = os.path.basename(LATE_LIB)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    p = subprocess.run(base_args(["--lib", name, "--func", "dlt_add", "--", DRIVER, "dlopen", name, "5000"]),
+                       capture_output=True, text=True, timeout=120, env=env)
+    check(p.returncode == 0 and p.stdout.strip(), f"launched: rc {p.returncode}: {p.stderr}")
+    f = func(json.loads(p.stdout), "dlt_add")
+    check(f and f["calls"] == 5000 and f["lib"] == LATE_LIB, f"launched, by name: {f}")
+
+    d = subprocess.Popen([DRIVER, "--wait", "dlopen", name, "5000"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        check(d.stdout.readline().startswith("ready "), "driver did not start")
+        check(name not in open(f"/proc/{d.pid}/maps").read(), "late library already mapped")
+        prof = start_profiler(["--lib", name, "--func", "dlt_add", "-p", str(d.pid)])
+        drive(d)
+        doc = stop_profiler(prof)
+    finally:
+        finish(d)
+    f = func(doc, "dlt_add")
+    check(f and f["calls"] == 5000 and f["lib"] == LATE_LIB, f"-p, by name: {f}")
+
+
 def test_sigkill_leaves_no_probe():
     d = start_waiting_driver(["count", "1000"])
     try:

@@ -13,6 +13,7 @@
 #include "agent/group_series.h"
 #include "agent/install_cost.h"
 #include "model/probe_class.h"
+#include "probe/relink.h"
 #include "probe/session.h"
 #include "util/clock.h"
 #include "util/path.h"

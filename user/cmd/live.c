@@ -731,6 +731,14 @@ static void session_opts_of(const struct profile_opts *o, const struct str_list 
 	cli_selection(o, &so->sel);
 }
 
+/* The CLI's way out of a failed session__load (the engine's message names no flag). */
+static const char *load_hint(const struct session *s, int err)
+{
+	if (!session__loaded(s) && err != -EOPNOTSUPP)
+		return verbosity ? "" : " (-v shows the verifier's log)";
+	return err == -EEXIST ? ": give -o a new directory or remove it" : "";
+}
+
 /* From the checked options to a running session: 0, or the exit status of what failed. */
 static int start_session(struct live *l)
 {
@@ -760,8 +768,9 @@ static int start_session(struct live *l)
 	l->rows = calloc(l->cap_rows, sizeof(*l->rows));
 	if (!l->funcs || !l->rows)
 		return 1;
-	if (session__load(l->session, l->opts.record ? &ropts : NULL, msg, sizeof(msg))) {
-		errmsg("%s", msg);
+	err = session__load(l->session, l->opts.record ? &ropts : NULL, msg, sizeof(msg));
+	if (err) {
+		errmsg("%s%s", msg, load_hint(l->session, err));
 		return 1;
 	}
 	if (setup_signals(l))
@@ -776,6 +785,8 @@ static int start_session(struct live *l)
 	if (err)
 		return cmd_failed ? (err == -ENOENT ? 127 : 126) : 1;
 	session__totals(l->session, &tot);
+	if (tot.functions_refused && !verbosity)
+		errmsg("-v names each function the kernel refused");
 	l->classic = tot.attach_mode && !strcmp(tot.attach_mode, "classic");
 	if (verbosity && tot.unwind_hooks)
 		errmsg("%zu unwinder probes attached (libgcc_s, libstdc++)", tot.unwind_hooks);

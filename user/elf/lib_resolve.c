@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "elf/ldso_cache.h"
+#include "elf/elf_search_path.h"
 #include "elf/lib_resolve.h"
 #include "util/array.h"
 #include "util/mount_ns.h"
@@ -46,6 +47,8 @@ static const char *const std_dirs[] = {
 struct resolver {
 	pid_t pid;
 	pid_t target;		/* the pid lib_resolve was given: the files it should map */
+	bool program;		/* also the program's own search path (lib_resolve_program) */
+	const char *exe;	/* the program when pid is 0: its path; NULL: none */
 	char root[ROOT_MAX];	/* prefix that opens the target's files: "" or "/proc/<pid>/root" */
 	struct lib_list *out;
 	size_t matched;		/* usable files the current search found, new or already in out */
@@ -527,9 +530,19 @@ static void free_dirs(char **dirs, size_t cnt)
 	free(dirs);
 }
 
+/* Where a name is looked for, from the environment and the program. */
+struct search_path {
+	char *ldpath;			/* LD_LIBRARY_PATH; NULL: unset */
+	char **ld_dirs;
+	size_t ld_cnt;
+	char **rpath_dirs;		/* the program's DT_RPATH: before LD_LIBRARY_PATH */
+	size_t rpath_cnt;
+	char **runpath_dirs;		/* the program's DT_RUNPATH: after it */
+	size_t runpath_cnt;
+};
+
 /* One pass over the sources in ld.so's order; stops at the first with a match. */
-static int search_sources(struct resolver *r, const char *pattern, bool exact,
-			  const char *ldpath, char *const *ld_dirs, size_t ld_cnt,
+static int search_sources(struct resolver *r, const char *pattern, bool exact, const struct search_path *sp,
 			  struct where_buf *w)
 {
 	int err;
@@ -542,13 +555,25 @@ static int search_sources(struct resolver *r, const char *pattern, bool exact,
 			return err;
 	}
 
-	if (ldpath)
-		where_add(w, "LD_LIBRARY_PATH=%s", ldpath);
+	if (sp->rpath_cnt) {
+		where_add(w, "the program's DT_RPATH");
+		err = search_dirs(r, (const char *const *)sp->rpath_dirs, sp->rpath_cnt, pattern, exact);
+		if (err || r->matched)
+			return err;
+	}
+	if (sp->ldpath)
+		where_add(w, "LD_LIBRARY_PATH=%s", sp->ldpath);
 	else
 		where_add(w, "LD_LIBRARY_PATH (unset)");
-	err = search_dirs(r, (const char *const *)ld_dirs, ld_cnt, pattern, exact);
+	err = search_dirs(r, (const char *const *)sp->ld_dirs, sp->ld_cnt, pattern, exact);
 	if (err || r->matched)
 		return err;
+	if (sp->runpath_cnt) {
+		where_add(w, "the program's DT_RUNPATH");
+		err = search_dirs(r, (const char *const *)sp->runpath_dirs, sp->runpath_cnt, pattern, exact);
+		if (err || r->matched)
+			return err;
+	}
 
 	where_add(w, "/etc/ld.so.cache");
 	err = search_cache(r, pattern);
@@ -560,11 +585,81 @@ static int search_sources(struct resolver *r, const char *pattern, bool exact,
 	return search_dirs(r, std_dirs, sizeof(std_dirs) / sizeof(std_dirs[0]), pattern, exact);
 }
 
+/* "libssl.so" means whichever libssl.so.N is installed (often no dev symlink): the glob of those; NULL: no memory. */
+static char *versioned_pattern(const char *name)
+{
+	char *p;
+
+	return asprintf(&p, "%s.*", name) < 0 ? NULL : p;
+}
+
+bool lib_name_matches(const char *spec, const char *base)
+{
+	char *versioned;
+	bool match;
+
+	if (strchr(spec, '/'))
+		return false;
+	if (!fnmatch(spec, base, 0))
+		return true;
+	if (strpbrk(spec, "*?[") || !(versioned = versioned_pattern(spec)))
+		return false;
+	match = !fnmatch(versioned, base, 0);
+	free(versioned);
+	return match;
+}
+
+/*
+ * The program's DT_RPATH and DT_RUNPATH as directories (pid's executable,
+ * or r->exe), $ORIGIN its directory as it sees it. A program that cannot
+ * be read adds none: the other sources still count.
+ */
+static int program_dirs(const struct resolver *r, struct search_path *sp)
+{
+	char path[PATH_MAX], origin[PATH_MAX], *rpath = NULL, *runpath = NULL, *slash;
+	ssize_t n;
+	int err;
+
+	if (!r->program || (r->pid <= 0 && !r->exe))
+		return 0;
+	if (r->pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)r->pid);
+		n = readlink(path, origin, sizeof(origin) - 1);
+		if (n <= 0)
+			return 0;
+		origin[n] = '\0';
+	} else {
+		snprintf(path, sizeof(path), "%s", r->exe);
+		if (!realpath(r->exe, origin))
+			return 0;
+	}
+	slash = strrchr(origin, '/');
+	if (!slash)
+		return 0;
+	*(slash == origin ? slash + 1 : slash) = '\0';
+	if (elf_search_path(path, origin, &rpath, &runpath))
+		return 0;
+	err = split_ld_library_path(rpath, r->pid, &sp->rpath_dirs, &sp->rpath_cnt);
+	if (!err)
+		err = split_ld_library_path(runpath, r->pid, &sp->runpath_dirs, &sp->runpath_cnt);
+	free(rpath);
+	free(runpath);
+	return err;
+}
+
+static void search_path_free(struct search_path *sp)
+{
+	free_dirs(sp->ld_dirs, sp->ld_cnt);
+	free_dirs(sp->rpath_dirs, sp->rpath_cnt);
+	free_dirs(sp->runpath_dirs, sp->runpath_cnt);
+	free(sp->ldpath);
+}
+
 static int resolve_name(struct resolver *r, const char *name, struct where_buf *w)
 {
-	char proc[64], *ldpath = NULL, **ld_dirs = NULL, *versioned = NULL;
 	bool exact = !strpbrk(name, "*?[");
-	size_t ld_cnt = 0;
+	struct search_path sp = {};
+	char proc[64], *versioned = NULL;
 	struct stat st;
 	int err;
 
@@ -577,31 +672,31 @@ static int resolve_name(struct resolver *r, const char *name, struct where_buf *
 		}
 		snprintf(r->root, sizeof(r->root), "/proc/%d/root", (int)r->pid);
 	}
-	err = get_ld_library_path(r->pid, &ldpath);
+	err = get_ld_library_path(r->pid, &sp.ldpath);
 	if (err) {
 		where_add(w, "/proc/%d/environ", (int)r->pid);
 		goto cleanup;
 	}
-	err = split_ld_library_path(ldpath, r->pid, &ld_dirs, &ld_cnt);
+	err = split_ld_library_path(sp.ldpath, r->pid, &sp.ld_dirs, &sp.ld_cnt);
+	if (!err)
+		err = program_dirs(r, &sp);
 	if (err)
 		goto cleanup;
 
-	err = search_sources(r, name, exact, ldpath, ld_dirs, ld_cnt, w);
+	err = search_sources(r, name, exact, &sp, w);
 	if (err || r->matched || !exact)
 		goto cleanup;
-	/* "libssl.so" means whichever libssl.so.N is installed (often no dev symlink). */
-	if (asprintf(&versioned, "%s.*", name) < 0) {
-		versioned = NULL;
+	versioned = versioned_pattern(name);
+	if (!versioned) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = search_sources(r, versioned, false /* exact */, ldpath, ld_dirs, ld_cnt, NULL);
+	err = search_sources(r, versioned, false /* exact */, &sp, NULL);
 cleanup:
 	if (!err && !r->matched)
 		err = -ENOENT;
 	free(versioned);
-	free_dirs(ld_dirs, ld_cnt);
-	free(ldpath);
+	search_path_free(&sp);
 	return err;
 }
 
@@ -721,10 +816,11 @@ static void lib_list_truncate(struct lib_list *list, size_t cnt)
 	}
 }
 
-int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz)
+static int resolve(struct resolver *r, const char *spec, char *where, size_t where_sz)
 {
 	struct where_buf w = { .buf = where, .sz = where_sz };
-	struct resolver r = { .pid = pid, .target = pid, .out = out };
+	struct lib_list *out = r->out;
+	pid_t pid = r->pid;
 	size_t start;
 	int err;
 
@@ -735,11 +831,11 @@ int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, 
 	start = out->cnt;
 
 	if (strchr(spec, '/')) {
-		err = resolve_path(&r, spec, &w);
+		err = resolve_path(r, spec, &w);
 	} else {
-		err = resolve_name(&r, spec, &w);
+		err = resolve_name(r, spec, &w);
 		if (err == -ENOENT && pid == 0)
-			err = resolve_name_elsewhere(&r, spec, &w);
+			err = resolve_name_elsewhere(r, spec, &w);
 	}
 
 	/* All or nothing: a caller that reports the error keeps its list as it was. */
@@ -751,6 +847,21 @@ int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, 
 	if (out->cnt > start)
 		qsort(out->libs + start, out->cnt - start, sizeof(*out->libs), cmp_display);
 	return 0;
+}
+
+int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz)
+{
+	struct resolver r = { .pid = pid, .target = pid, .out = out };
+
+	return resolve(&r, spec, where, where_sz);
+}
+
+int lib_resolve_program(const char *spec, pid_t pid, const char *exe, struct lib_list *out, char *where,
+			size_t where_sz)
+{
+	struct resolver r = { .pid = pid, .target = pid, .out = out, .program = true, .exe = pid > 0 ? NULL : exe };
+
+	return resolve(&r, spec, where, where_sz);
 }
 
 void lib_list__free(struct lib_list *list)

@@ -56,6 +56,21 @@ struct lib_list {
  * On any error out is left as it was.
  */
 int lib_resolve(const char *spec, pid_t pid, struct lib_list *out, char *where, size_t where_sz);
+/*
+ * Whether a file named base (no directory) is one the name spec (no '/')
+ * resolves to wherever it is found: the name or glob itself, or an exact
+ * name's versioned files. A spec with a '/' names no other file.
+ */
+bool lib_name_matches(const char *spec, const char *base);
+/*
+ * lib_resolve for the names a program loads (by DT_NEEDED or dlopen): a
+ * name is also looked for in the program's DT_RPATH, before
+ * LD_LIBRARY_PATH, and its DT_RUNPATH, after it, as ld.so does ($ORIGIN:
+ * the program's directory). The program is pid's executable when pid > 0,
+ * else exe (a path the profiler opens; NULL: none, as lib_resolve).
+ */
+int lib_resolve_program(const char *spec, pid_t pid, const char *exe, struct lib_list *out, char *where,
+			size_t where_sz);
 /* Whether /proc/PID/maps maps the file (dev, ino): 1, 0, or -errno (-ESRCH: gone). */
 int lib_file_mapped_by(pid_t pid, dev_t dev, ino_t ino);
 /* Frees the files and the array, not list itself: it is left empty and reusable. */

@@ -114,3 +114,100 @@ int kernel_hists_read(const struct kernel_maps *km, size_t nr_funcs, __u64 *hist
 	free(stats);
 	return err;
 }
+
+/* All functions' per-CPU calls in one syscall (BPF_MAP_LOOKUP_BATCH, kernel 5.6): 0, or -errno to go one by one. */
+static int calls_read_batch(const struct kernel_maps *km, size_t nr_funcs, int ncpu, uint64_t *calls)
+{
+	__u32 n = (__u32)nr_funcs, count = n, out_batch;
+	__u32 *keys = calloc(n ?: 1, sizeof(*keys));
+	__u64 *values = calloc((size_t)(n ?: 1) * (size_t)ncpu, sizeof(*values));
+	int ret = keys && values ? 0 : -ENOMEM;
+
+	if (!ret && n && bpf_map_lookup_batch(km->calls_fd, NULL, &out_batch, keys, values, &count, NULL) &&
+	    errno != ENOENT)
+		ret = -errno;
+	if (!ret && count != n)
+		ret = -EAGAIN;
+	for (__u32 i = 0; i < n && !ret; i++) {
+		calls[keys[i]] = 0;
+		for (int c = 0; c < ncpu; c++)
+			calls[keys[i]] += values[(size_t)i * (size_t)ncpu + (size_t)c];
+	}
+	free(keys);
+	free(values);
+	return ret;
+}
+
+int kernel_calls_read(const struct kernel_maps *km, size_t nr_funcs, uint64_t *calls)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *per_cpu;
+	int ret = 0;
+
+	if (ncpu <= 0)
+		return ncpu ?: -EINVAL;
+	if (!calls_read_batch(km, nr_funcs, ncpu, calls))
+		return 0;
+	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	for (__u32 id = 0; id < nr_funcs && !ret; id++) {
+		if (bpf_map_lookup_elem(km->calls_fd, &id, per_cpu)) {
+			ret = -errno;
+			break;
+		}
+		calls[id] = 0;
+		for (int c = 0; c < ncpu; c++)
+			calls[id] += per_cpu[c];
+	}
+	free(per_cpu);
+	return ret;
+}
+
+int kernel_func_read(const struct kernel_maps *km, const struct probe_table *t, size_t func, struct func_profile *f,
+		     __u64 *hist)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct func_stats *stats = malloc(sizeof(*stats));
+	__u64 *per_cpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per_cpu)) : NULL;
+	__u32 id = (__u32)func;
+	uint64_t calls = 0;
+	int ret = 0;
+
+	if (!stats || !per_cpu)
+		ret = -ENOMEM;
+	else if (func >= t->nr_funcs)
+		ret = -EINVAL;
+	/* Stats before calls: every return read here had its entry counted before. */
+	else if (bpf_map_lookup_elem(km->stats_fd, &id, stats) || bpf_map_lookup_elem(km->calls_fd, &id, per_cpu))
+		ret = -errno;
+	if (!ret) {
+		for (int c = 0; c < ncpu; c++)
+			calls += per_cpu[c];
+		f->lib = t->libs[t->funcs[id].lib].file->display;
+		f->func = t->funcs[id].demangled ?: t->funcs[id].name;
+		f->mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
+		f->entry_only = t->funcs[id].entry_only;
+		f->stepped = t->funcs[id].stepped;
+		func_summary_build(&f->s, stats, calls);
+		if (hist)
+			memcpy(hist, stats->hist, sizeof(stats->hist));
+	}
+	free(stats);
+	free(per_cpu);
+	return ret;
+}
+
+uint64_t kernel_all_calls(const struct kernel_maps *km)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *per_cpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per_cpu)) : NULL;
+	__u32 zero = 0;
+	uint64_t sum = 0;
+
+	if (per_cpu && !bpf_map_lookup_elem(km->all_calls_fd, &zero, per_cpu))
+		for (int c = 0; c < ncpu; c++)
+			sum += per_cpu[c];
+	free(per_cpu);
+	return sum;
+}

@@ -17,6 +17,7 @@ struct kernel_maps {
 	int proc_meta_fd;	/* proc_meta: each process's name and cgroup at first sight */
 	int thread_names_fd;	/* thread_names: each thread's own name (record mode) */
 	int cgroup_meta_fd;	/* cgroup_meta: each grouped cgroup's path */
+	int all_calls_fd;	/* all_calls: every entry, of every function (a budget's front end) */
 	int prog_fds[3];	/* entry, return, session; -1: not loaded */
 };
 
@@ -43,5 +44,13 @@ int kernel_stats_read(const struct kernel_maps *km, const struct probe_table *t,
  * hists[id * HIST_BUCKETS ...] (id < nr_funcs). Returns 0 or -errno.
  */
 int kernel_hists_read(const struct kernel_maps *km, size_t nr_funcs, __u64 *hists);
+
+/* The entries of each function (calls[id], id < nr_funcs), summed over CPUs. 0 or -errno. */
+int kernel_calls_read(const struct kernel_maps *km, size_t nr_funcs, uint64_t *calls);
+/* One function's aggregates, and its raw histogram (HIST_BUCKETS entries) unless hist is NULL. 0 or -errno. */
+int kernel_func_read(const struct kernel_maps *km, const struct probe_table *t, size_t func, struct func_profile *f,
+		     __u64 *hist);
+/* The entries of every function so far, summed over CPUs, in one lookup; 0 when it cannot be read. */
+uint64_t kernel_all_calls(const struct kernel_maps *km);
 
 #endif /* DLPROF_KERNEL_STATS_H */

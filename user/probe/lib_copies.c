@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "probe/copy_funcs.h"
 #include "probe/detacher.h"
 #include "probe/lib_copies.h"
+#include "probe/probe_attach.h"
 #include "util/array.h"
 #include "util/messages.h"
 #include "util/mount_ns.h"
@@ -70,25 +70,10 @@ const char *lib_copy_origin_name(enum lib_copy_origin origin)
 	return (size_t)origin < sizeof(origin_names) / sizeof(origin_names[0]) ? origin_names[origin] : "?";
 }
 
-/* As lib_resolve does: an exact name also means its versioned files ("libz.so" → "libz.so.1"). */
-static bool spec_matches(const char *spec, const char *base)
-{
-	char versioned[NAME_MAX + 3];
-
-	if (strchr(spec, '/'))
-		return false;
-	if (!fnmatch(spec, base, 0))
-		return true;
-	if (strpbrk(spec, "*?["))
-		return false;
-	snprintf(versioned, sizeof(versioned), "%s.*", spec);
-	return !fnmatch(versioned, base, 0);
-}
-
 bool lib_copies__wants_name(const struct lib_copies *c, const char *base)
 {
 	for (size_t i = 0; i < c->specs->cnt; i++)
-		if (spec_matches(c->specs->items[i], base))
+		if (lib_name_matches(c->specs->items[i], base))
 			return true;
 	return false;
 }
@@ -207,10 +192,9 @@ static void reach_path(const struct lib_copy *copy, char *buf, size_t sz)
  */
 static int attach_funcs(struct lib_copies *c, struct lib_copy *copy, const bool *on, struct attacher **out)
 {
-	uint64_t *offs = NULL, *cookies = NULL;
 	struct attach_skip *skips = NULL;
 	char path[PATH_MAX + 32];
-	size_t n = 0, nr_skips = 0;
+	size_t nr_skips = 0;
 	int err = 0;
 
 	*out = NULL;
@@ -224,23 +208,16 @@ static int attach_funcs(struct lib_copies *c, struct lib_copy *copy, const bool 
 		if (err)
 			return err;
 	}
-	offs = calloc(copy->funcs.cnt, sizeof(*offs));
-	cookies = calloc(copy->funcs.cnt, sizeof(*cookies));
-	if (!offs || !cookies)
-		err = -ENOMEM;
-	for (size_t j = 0; !err && j < copy->funcs.cnt; j++) {
-		if (on && !on[copy->funcs.cookies[j] & DLPROF_COOKIE_ID_MASK])
-			continue;
-		offs[n] = copy->funcs.offsets[j];
-		cookies[n++] = copy->funcs.cookies[j];
-	}
-	if (!err && n) {
-		*out = attacher__new(c->mode, &c->progs, 0);
-		err = *out ? attacher__attach_file(*out, path, offs, cookies, n, &skips, &nr_skips) : -errno;
-	}
+	*out = attacher__new(c->mode, &c->progs, 0);
+	if (!*out)
+		return -errno;
+	err = attach_file_subset(*out, path, copy->funcs.offsets, copy->funcs.cookies, copy->funcs.cnt, on, 0, &skips,
+				 &nr_skips);
 	free(skips);
-	free(offs);
-	free(cookies);
+	if (!err && !attacher__nr_attached(*out)) {
+		attacher__free(*out);
+		*out = NULL;
+	}
 	return err;
 }
 

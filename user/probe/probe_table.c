@@ -400,7 +400,7 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < opts->libs.cnt; i++) {
-		ret = lib_resolve(opts->libs.items[i], pid, &t->files, where, sizeof(where));
+		ret = lib_resolve_program(opts->libs.items[i], pid, opts->program, &t->files, where, sizeof(where));
 		if (ret == -ENOENT) {
 			snprintf(err, err_sz, "library '%s' not found; looked in: %s",
 				 opts->libs.items[i], where);

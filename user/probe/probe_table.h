@@ -25,6 +25,12 @@ struct probe_selection {
 	bool placement_entry;		/* probes stay on the entry unless it cannot take one */
 	bool no_demangle;		/* --no-demangle: globs see and rows carry the symbols only */
 	size_t max_functions;		/* more selected is refused (-E2BIG); 0: PROBE_TABLE_MAX_FUNCTIONS */
+	/*
+	 * A command about to be launched: its DT_RPATH/DT_RUNPATH count for
+	 * the names it will load (lib_resolve_program); NULL: none (a -p
+	 * process's own executable counts without it).
+	 */
+	const char *program;
 };
 
 /*

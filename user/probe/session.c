@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "dlprof.h"
-#include "probe/attach.h"
 #include "probe/calibrate.h"
 #include "probe/copy_discovery.h"
 #include "probe/detacher.h"
@@ -29,10 +26,9 @@
 #include "probe/probe_attach.h"
 #include "probe/probe_table.h"
 #include "probe/recorder.h"
-#include "probe/session.h"
+#include "probe/session_internal.h"
 #include "probe/target.h"
 #include "probe/unwind_hooks.h"
-#include "util/array.h"
 #include "util/messages.h"
 /* The one file that knows the BPF object's layout; every other part goes through here. */
 #include "profile.skel.h"
@@ -89,62 +85,7 @@ static struct profile_bpf *profile_open(void)
 	return obj;
 }
 
-struct session {
-	struct session_opts opts;
-	enum attach_mode mode;		/* resolved: never ATTACH_AUTO */
-	struct event_set events;
-	struct probe_table table;
-	struct profile_bpf *skel;
-	struct kernel_maps maps;
-	struct attacher *attacher;
-	struct recorder *recorder;
-	struct kernel_groups *groups;	/* --by: the rows and names of the last read */
-	struct launched_cmd cmd;
-	struct session_totals tot;
-	int *event_fds;			/* nr_cpus * DLPROF_MAX_EVENTS */
-	size_t nr_event_fds;
-	int pid_fd;			/* epoll over pidfds: readable when a -p process exits */
-	int pidfds[TARGET_PIDS_MAX];	/* of opts.pids; -1 once gone */
-	bool unwind_fix;		/* the BPF side may put return addresses back for the unwinder */
-	struct copy_discovery *discovery;	/* system-wide: the libraries' other copies, found and dropped as they come and go */
-	int poll_fd;			/* epoll over the recorder's and the discovery's fds; -1: none */
-	/* From the first relink on, the functions' links, a chunk of RELINK_CHUNK ids each. */
-	struct attacher **chunks;
-	size_t nr_chunks;
-	bool *linked;			/* which functions the chunks hold */
-	__u32 *chunk_gen;		/* each chunk's current link generation (the BPF map's copy) */
-	__u64 *all_calls_cpu;		/* scratch: the all_calls element of each possible CPU */
-	int chunk_gen_fd;
-	/* A relink begun and not finished: its old links closing, since when, and whether calls went unseen. */
-	bool relinking;
-	bool relink_gap;		/* a copy's links (or the start's) closed before their new ones */
-	int relink_err;			/* a copy's links could not be closed, or a generation not moved: said at the finish */
-	double relink_t0;
-	struct detacher **closing;	/* links closing on threads: sampling windows', the chunks' at stop */
-	size_t nr_closing;
-	double phase_t0, progress_last;	/* the progress callback's: when the phase began, when it was last called */
-	size_t attach_done;		/* the table's functions attached or refused so far */
-};
-
-/*
- * A relink re-creates only the chunks whose functions change: closing a
- * link of all 5,363 functions of libcrypto took the kernel 80-290 ms, while
- * the hot probes it was meant to remove kept firing.
- */
-#define RELINK_CHUNK 32
-
-static size_t nr_chunks(const struct session *s)
-{
-	return (s->table.nr_funcs + RELINK_CHUNK - 1) / RELINK_CHUNK;
-}
-
-/* Libraries are resolved as the first -p process sees them (its mount namespace). */
-static pid_t first_pid(const struct session *s)
-{
-	return s->opts.nr_pids ? s->opts.pids[0] : 0;
-}
-
-static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
+int session_fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -177,17 +118,15 @@ struct session *session__new(const struct session_opts *opts, bool *no_pmu, char
 	if (!s)
 		return NULL;
 	s->opts = *opts;
-	s->pid_fd = -1;
 	s->poll_fd = -1;
-	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
-		s->pidfds[i] = -1;
+	pid_watch__init(&s->pids);
 	s->cmd = (struct launched_cmd){ .pid = -1, .go_fd = -1, .err_fd = -1 };
 	ret = choose_events(s, no_pmu, err, err_sz);
 	if (ret)
 		goto fail;
 	s->mode = opts->attach_mode == ATTACH_AUTO ? attach_detect_mode() : (enum attach_mode)opts->attach_mode;
 	if (attach_mode_supported(s->mode)) {
-		ret = fail(err, err_sz, -EOPNOTSUPP, "--attach %s is not supported by this kernel; use --attach auto",
+		ret = session_fail(err, err_sz, -EOPNOTSUPP, "--attach %s is not supported by this kernel; use --attach auto",
 			   attach_mode_name(s->mode));
 		goto fail;
 	}
@@ -207,9 +146,14 @@ fail:
 int session__prepare(struct session *s, char *err, size_t err_sz)
 {
 	unsigned int flags = s->unwind_fix || s->opts.unwind_unsafe ? 0 : PROBE_TABLE_NO_UNWIND_FIX;
+	struct probe_selection sel = s->opts.sel;
+	char exe[PATH_MAX];
 	int ret;
 
-	ret = probe_table__build(&s->table, &s->opts.sel, first_pid(s), flags, err, err_sz);
+	/* A plugin the command will dlopen by name may be where only its own search path finds it. */
+	if (s->opts.command && !target_command_path(s->opts.command[0], exe, sizeof(exe)))
+		sel.program = exe;
+	ret = probe_table__build(&s->table, &sel, session_first_pid(s), flags, err, err_sz);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < s->table.nr_libs; i++) {
@@ -217,6 +161,11 @@ int session__prepare(struct session *s, char *err, size_t err_sz)
 		s->tot.functions_moved += s->table.libs[i].moved;
 	}
 	return 0;
+}
+
+bool session__loaded(const struct session *s)
+{
+	return s->bpf_loaded;
 }
 
 const struct probe_table *session__table(const struct session *s)
@@ -277,6 +226,7 @@ static void note_maps(struct session *s)
 		.proc_meta_fd = bpf_map__fd(k->maps.proc_meta),
 		.thread_names_fd = bpf_map__fd(k->maps.thread_names),
 		.cgroup_meta_fd = bpf_map__fd(k->maps.cgroup_meta),
+		.all_calls_fd = bpf_map__fd(k->maps.all_calls),
 		.prog_fds = { bpf_program__fd(k->progs.dlprof_entry), bpf_program__fd(k->progs.dlprof_return),
 			      bpf_program__fd(k->progs.dlprof_session) },
 	};
@@ -431,8 +381,6 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	}
 	s->skel->rodata->compensate = !s->opts.raw_latency;
 	s->skel->rodata->count_all = s->opts.start_unlinked;
-	if (s->opts.start_unlinked && !(s->all_calls_cpu = calloc((size_t)nr_cpus, sizeof(*s->all_calls_cpu))))
-		return -ENOMEM;
 	err = bpf_map__set_max_entries(s->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
 	/* The functions, then one calibration id per probe class (probe/calibrate.h). */
 	if (!err)
@@ -441,14 +389,17 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.stats, (__u32)s->table.nr_funcs + DLPROF_PROBE_CLASSES);
 	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.chunk_gen, (__u32)nr_chunks(s) ?: 1);
+		err = bpf_map__set_max_entries(s->skel->maps.chunk_gen, (__u32)relink_nr_chunks(s->table.nr_funcs) ?: 1);
 	progs = probe_progs(s);
 	if (!err)
 		err = attach_prepare_progs(&progs, s->mode);
 	if (!err)
 		err = profile_bpf__load(s->skel);
-	if (!err)
+	s->bpf_loaded = !err;
+	if (!err) {
 		s->chunk_gen_fd = bpf_map__fd(s->skel->maps.chunk_gen);
+		s->progs = progs;
+	}
 	if (!err)
 		err = open_events(s);
 	if (!err)
@@ -476,11 +427,10 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 
 	ret = load_bpf(s, ropts);
 	if (ret && kernel_session_kfunc() == SESSION_KFUNC_OTHER)
-		return fail(err, err_sz, ret, "cannot load the BPF programs: this kernel's bpf_session_is_return "
+		return session_fail(err, err_sz, ret, "cannot load the BPF programs: this kernel's bpf_session_is_return "
 			    "has a signature this build does not know");
 	if (ret)
-		return fail(err, err_sz, ret, "cannot load the BPF programs: %s (-v shows the verifier's log)",
-			    strerror(-ret));
+		return session_fail(err, err_sz, ret, "cannot load the BPF programs: %s", strerror(-ret));
 	if (!ropts)
 		return 0;
 	rec = (struct recorder_opts){ .dir = ropts->dir, .no_compress = ropts->no_compress };
@@ -488,9 +438,8 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 	if (!s->recorder) {
 		ret = -errno;
 		if (ret == -EEXIST)
-			return fail(err, err_sz, ret, "trace directory %s is not empty: give -o a new directory or remove it",
-				    ropts->dir);
-		return fail(err, err_sz, ret, "cannot create the trace in %s: %s", ropts->dir, strerror(-ret));
+			return session_fail(err, err_sz, ret, "trace directory %s is not empty", ropts->dir);
+		return session_fail(err, err_sz, ret, "cannot create the trace in %s: %s", ropts->dir, strerror(-ret));
 	}
 	return 0;
 }
@@ -516,29 +465,22 @@ static int track_pids(struct session *s, char *err, size_t err_sz)
 	size_t nr_desc = 0;
 	int ret;
 
-	s->pid_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->pid_fd < 0)
-		return fail(err, err_sz, -errno, "cannot watch the processes: %s", strerror(errno));
 	for (size_t i = 0; i < s->opts.nr_pids; i++) {
 		pid_t pid = s->opts.pids[i];
-		int fd = target_pid_watch(pid);
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (__u32)i };
 
-		if (fd < 0)
-			return fail(err, err_sz, fd, "process %d not found", (int)pid);
-		s->pidfds[i] = fd;
-		if (epoll_ctl(s->pid_fd, EPOLL_CTL_ADD, fd, &ev))
-			return fail(err, err_sz, -errno, "cannot watch process %d: %s", (int)pid, strerror(errno));
+		ret = pid_watch__add(&s->pids, pid, err, err_sz);
+		if (ret)
+			return ret;
 		ret = track_tgid(s, pid);
 		if (ret)
-			return fail(err, err_sz, ret, "cannot track process %d: %s", (int)pid, strerror(-ret));
+			return session_fail(err, err_sz, ret, "cannot track process %d: %s", (int)pid, strerror(-ret));
 	}
 	ret = target_descendants(s->opts.pids, s->opts.nr_pids, &desc, &nr_desc);
 	for (size_t i = 0; i < nr_desc && !ret; i++)
 		ret = track_tgid(s, desc[i]);
 	free(desc);
 	if (ret)
-		return fail(err, err_sz, ret, "cannot follow the processes' descendants: %s", strerror(-ret));
+		return session_fail(err, err_sz, ret, "cannot follow the processes' descendants: %s", strerror(-ret));
 	return 0;
 }
 
@@ -549,7 +491,7 @@ static int start_target(struct session *s, char *err, size_t err_sz)
 	if (s->opts.command) {
 		ret = launched_cmd__start(&s->cmd, s->opts.command, s->opts.leave_running);
 		if (ret)
-			return fail(err, err_sz, ret, "cannot start %s: %s", s->opts.command[0], strerror(-ret));
+			return session_fail(err, err_sz, ret, "cannot start %s: %s", s->opts.command[0], strerror(-ret));
 		return track_tgid(s, s->cmd.pid);
 	}
 	return s->opts.nr_pids ? track_pids(s, err, err_sz) : 0;
@@ -590,8 +532,7 @@ static int start_discovery(struct session *s, const struct attach_progs *progs)
 	return ret;
 }
 
-/* The front end's progress callback, called at most every SESSION_PROGRESS_MS unless final. */
-static bool progress(struct session *s, enum session_phase phase, size_t done, size_t total, bool final)
+bool session_progress(struct session *s, enum session_phase phase, size_t done, size_t total, bool final)
 {
 	struct session_progress p = { .phase = phase, .done = done, .total = total, .last = final };
 	double now = mono_seconds();
@@ -608,7 +549,7 @@ static bool attach_tick(void *ctx, size_t done)
 	struct session *s = ctx;
 
 	s->attach_done = done;
-	return progress(s, SESSION_ATTACHING, done, s->table.nr_funcs, false);
+	return session_progress(s, SESSION_ATTACHING, done, s->table.nr_funcs, false);
 }
 
 /* The table's functions into s->attacher, with the progress callback told and heard (phase_t0 set). */
@@ -619,20 +560,20 @@ static int attach_table(struct session *s, char *err, size_t err_sz)
 
 	s->attach_done = 0;
 	attacher__set_tick(s->attacher, attach_tick, s);
-	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_skipped);
+	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_refused);
+	s->tot.functions_skipped += s->tot.functions_refused;
 	attacher__set_tick(s->attacher, NULL, NULL);
 	if (ret == -ECANCELED) {
-		progress(s, SESSION_ATTACHING, s->attach_done, total, true);
-		return fail(err, err_sz, ret, "attach cancelled after %zu of %zu functions", s->attach_done, total);
+		session_progress(s, SESSION_ATTACHING, s->attach_done, total, true);
+		return session_fail(err, err_sz, ret, "attach cancelled after %zu of %zu functions", s->attach_done, total);
 	}
 	if (!ret)
-		progress(s, SESSION_ATTACHING, total, total, true);
+		session_progress(s, SESSION_ATTACHING, total, total, true);
 	return ret;
 }
 
 static int attach_all(struct session *s, char *err, size_t err_sz)
 {
-	struct attach_progs progs = probe_progs(s);
 	double t0;
 	int ret;
 
@@ -640,18 +581,18 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	if (s->mode == ATTACH_CLASSIC)
 		attach_fd_reserve(2 * s->table.nr_funcs);
 	/* Descendants have pids of their own: -p cannot filter the links by pid. */
-	s->attacher = attacher__new(s->mode, &progs, 0);
+	s->attacher = attacher__new(s->mode, &s->progs, 0);
 	if (!s->attacher)
-		return fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
+		return session_fail(err, err_sz, -errno, "cannot prepare the attach: %s", strerror(errno));
 	/* The phase the progress line shows is the whole attach, the copies' scan included. */
 	t0 = s->phase_t0 = s->progress_last = mono_seconds();
 	/*
 	 * The copies first: the scan reads every process's maps, and with
 	 * libc's functions probed already each of our own calls would count.
 	 */
-	ret = start_discovery(s, &progs);
+	ret = start_discovery(s, &s->progs);
 	if (ret)
-		return fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
+		return session_fail(err, err_sz, ret, "cannot watch for other copies of the libraries: %s", strerror(-ret));
 	/*
 	 * The unwinder's probes before any return probe: an exception thrown
 	 * in between would meet a trampoline nothing repairs. Reading their
@@ -660,9 +601,9 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 	 * right to repair (--unwind unsafe) they only count what they meet.
 	 */
 	if (s->unwind_fix || s->opts.unwind_unsafe) {
-		ret = unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
+		ret = unwind_hooks__attach(s->attacher, session_first_pid(s), &s->tot.unwind_hooks);
 		if (ret)
-			return fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
+			return session_fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
 	/* Its own messages name each refusal: there is no single line to put in err. */
@@ -693,7 +634,7 @@ int session__start(struct session *s, bool *cmd_failed, char *err, size_t err_sz
 		ret = launched_cmd__release(&s->cmd);
 		if (ret) {
 			*cmd_failed = true;
-			return fail(err, err_sz, ret, "cannot run %s: %s", s->opts.command[0],
+			return session_fail(err, err_sz, ret, "cannot run %s: %s", s->opts.command[0],
 				    ret == -ENOENT ? "command not found" : strerror(-ret));
 		}
 	}
@@ -730,28 +671,12 @@ int session__read_mappings(const struct session *s, uint64_t *per_lib)
 
 int session__target_fd(const struct session *s)
 {
-	return s->pid_fd;
+	return s->pids.epoll_fd;
 }
 
 bool session__targets_alive(struct session *s)
 {
-	bool alive = false;
-
-	for (size_t i = 0; i < s->opts.nr_pids; i++) {
-		struct pollfd p = { .fd = s->pidfds[i], .events = POLLIN };
-
-		if (p.fd < 0)
-			continue;
-		if (poll(&p, 1, 0) == 1) {
-			/* Gone: out of the watch, so the epoll fd is not readable for it again. */
-			epoll_ctl(s->pid_fd, EPOLL_CTL_DEL, p.fd, NULL);
-			close(p.fd);
-			s->pidfds[i] = -1;
-			continue;
-		}
-		alive = true;
-	}
-	return alive;
+	return pid_watch__alive(&s->pids);
 }
 
 pid_t session__command_pid(const struct session *s)
@@ -843,159 +768,10 @@ void session__totals(const struct session *s, struct session_totals *tot)
 	*tot = s->tot;
 }
 
-/*
- * a's links closed on a thread, kept in s->closing until they are: the
- * kernel takes the probes out at once, then waits for a grace period (tens
- * of ms) that need not hold the caller, and that closes on threads share.
- * Closed here when no thread can start. NULL-safe.
- */
-static void close_on_thread(struct session *s, struct attacher *a)
-{
-	struct detacher **slot = a ? ARRAY_SLOT(s->closing, s->nr_closing) : NULL;
-	struct detacher *d = slot ? detacher__start(a) : NULL;
-
-	if (d) {
-		*slot = d;
-		s->nr_closing++;
-	} else {
-		attacher__free(a);
-	}
-}
-
-/* Waits for each detacher (at most patience_ms in all) and frees it; false: one is still closing. */
-static bool wait_all(struct detacher **d, size_t n, int patience_ms)
-{
-	double end = mono_seconds() + patience_ms / 1e3;
-	bool all = true;
-
-	for (size_t k = 0; k < n; k++) {
-		while (d[k] && !detacher__done(d[k])) {
-			struct pollfd pfd = { .fd = detacher__fd(d[k]), .events = POLLIN };
-			int left = (int)((end - mono_seconds()) * 1e3);
-
-			if (left <= 0 || (poll(&pfd, 1, left) < 0 && errno != EINTR))
-				break;
-		}
-		all &= !d[k] || detacher__done(d[k]);
-		detacher__free(d[k]);
-		d[k] = NULL;
-	}
-	return all;
-}
-
-/* The links closed so far by d and the other detachers, and in all: the detach's progress. */
-static void detach_progress(struct session *s, const struct detacher *d, bool final)
-{
-	size_t done = 0, total = 0, c, t;
-
-	for (size_t k = 0; k <= s->nr_closing; k++) {
-		const struct detacher *x = k < s->nr_closing ? s->closing[k] : d;
-
-		if (!x)
-			continue;
-		detacher__progress(x, &c, &t);
-		done += c;
-		total += t;
-	}
-	progress(s, SESSION_DETACHING, done, total, final);
-}
-
-static bool wait_detach(struct session *s, struct detacher *d, const struct session_stop_wait *w, double t0)
-{
-	bool told = false;
-
-	while (!detacher__done(d)) {
-		struct pollfd fds[2] = {
-			{ .fd = detacher__fd(d), .events = POLLIN },
-			{ .fd = w->cancel_fd, .events = POLLIN },
-		};
-		int timeout = told ? -1 : (int)((t0 + w->patience_ms / 1e3 - mono_seconds()) * 1e3) + 1;
-		int n;
-
-		if (!told && timeout <= 0)
-			timeout = 0;
-		if (s->opts.progress && (timeout < 0 || timeout > SESSION_PROGRESS_MS))
-			timeout = SESSION_PROGRESS_MS;
-		n = poll(fds, 2, timeout);
-		if (n < 0 && errno != EINTR)
-			return true;
-		detach_progress(s, d, false);
-		if (n == 0 && !told && mono_seconds() >= t0 + w->patience_ms / 1e3) {
-			if (w->slow)
-				w->slow(w->ctx);
-			told = true;
-		}
-		if (n > 0 && (fds[1].revents & POLLIN) && w->cancel && w->cancel(w->ctx))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Classic probes go in one detacher, the most called functions' first,
- * since the kernel closes them one at a time anyway. Other links each on
- * a thread of its own, so that their grace periods overlap.
- */
-static struct detacher *start_detach(struct session *s)
-{
-	struct attacher **all = calloc(s->nr_chunks + 1, sizeof(*all));
-	uint64_t *calls = NULL;
-	struct detacher *d = NULL;
-	size_t n = 0;
-
-	if (s->mode == ATTACH_CLASSIC && all) {
-		if (s->attacher)
-			all[n++] = s->attacher;
-		for (size_t c = 0; c < s->nr_chunks; c++)
-			if (s->chunks[c])
-				all[n++] = s->chunks[c];
-		calls = n ? calloc(s->table.nr_funcs ?: 1, sizeof(*calls)) : NULL;
-		if (calls && session__read_calls(s, calls)) {
-			free(calls);
-			calls = NULL;
-		}
-		d = n ? detacher__start_many(all, n, calls, s->table.nr_funcs) : NULL;
-		if (d) {
-			memset(s->chunks, 0, s->nr_chunks * sizeof(*s->chunks));
-			s->attacher = NULL;
-		}
-	}
-	free(calls);
-	free(all);
-	for (size_t c = 0; c < s->nr_chunks; c++) {
-		close_on_thread(s, s->chunks[c]);
-		s->chunks[c] = NULL;
-	}
-	if (!d && s->attacher) {
-		d = detacher__start(s->attacher);
-		if (!d)
-			attacher__free(s->attacher);
-	}
-	s->attacher = NULL;
-	return d;
-}
-
 int session__stop(struct session *s, const struct session_stop_wait *w)
 {
-	double t0 = mono_seconds();
-	struct detacher *d;
-	bool done = true;
+	int ret = session_detach(s, w);
 
-	s->phase_t0 = s->progress_last = t0;
-	/* The copies first (their detach starts on threads): no new one may be attached while the rest goes. */
-	copy_discovery__stop(s->discovery, 0 /* timeout_ms: waited for below */);
-	d = start_detach(s);
-	if (d)
-		done = wait_detach(s, d, w, t0);
-	detach_progress(s, d, true);
-	if (!wait_all(s->closing, s->nr_closing, done ? w->patience_ms : 0))
-		done = false;
-	s->nr_closing = 0;
-	if (copy_discovery__stop(s->discovery, done ? w->patience_ms : 0))
-		done = false;
-	s->tot.detach_unfinished = !done;
-	s->tot.detach_ms = (mono_seconds() - t0) * 1e3;
-	detacher__free(d);
 	/*
 	 * The exit program turns the frames of exiting threads into unmatched
 	 * calls and records: stopped too, so the counts read and the records
@@ -1005,7 +781,7 @@ int session__stop(struct session *s, const struct session_stop_wait *w)
 		bpf_link__destroy(s->skel->links.dlprof_exit);
 		s->skel->links.dlprof_exit = NULL;
 	}
-	return done ? 0 : 1;
+	return ret;
 }
 
 int session__finish_records(struct session *s)
@@ -1028,13 +804,9 @@ void session__free(struct session *s)
 		launched_cmd__abort(&s->cmd);
 	copy_discovery__free(s->discovery);
 	/* Still attached when the start failed or was cancelled: closed without holding the caller. */
-	detacher__free(start_detach(s));
-	free(s->chunks);
-	free(s->linked);
-	free(s->chunk_gen);
-	free(s->all_calls_cpu);
-	wait_all(s->closing, s->nr_closing, 0);
-	free(s->closing);
+	detacher__free(session_detach_start(s));
+	relink__free(s->relink);
+	link_closer__release(&s->closer);
 	recorder__free(s->recorder);
 	kernel_groups__free(s->groups);
 	profile_bpf__destroy(s->skel);
@@ -1042,98 +814,20 @@ void session__free(struct session *s)
 	if (s->event_fds)
 		event_fds_close(s->event_fds, s->nr_event_fds);
 	free(s->event_fds);
-	if (s->pid_fd >= 0)
-		close(s->pid_fd);
+	pid_watch__close(&s->pids);
 	if (s->poll_fd >= 0)
 		close(s->poll_fd);
-	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
-		if (s->pidfds[i] >= 0)
-			close(s->pidfds[i]);
 	free(s);
-}
-
-/* All functions' per-CPU calls in one syscall (BPF_MAP_LOOKUP_BATCH, kernel 5.6): 0, or -errno to go one by one. */
-static int read_calls_batch(const struct session *s, int ncpu, uint64_t *calls)
-{
-	__u32 n = (__u32)s->table.nr_funcs, count = n, out_batch;
-	__u32 *keys = calloc(n ?: 1, sizeof(*keys));
-	__u64 *values = calloc((size_t)(n ?: 1) * (size_t)ncpu, sizeof(*values));
-	int ret = keys && values ? 0 : -ENOMEM;
-
-	if (!ret && n && bpf_map_lookup_batch(s->maps.calls_fd, NULL, &out_batch, keys, values, &count, NULL) &&
-	    errno != ENOENT)
-		ret = -errno;
-	if (!ret && count != n)
-		ret = -EAGAIN;
-	for (__u32 i = 0; i < n && !ret; i++) {
-		calls[keys[i]] = 0;
-		for (int c = 0; c < ncpu; c++)
-			calls[keys[i]] += values[(size_t)i * (size_t)ncpu + (size_t)c];
-	}
-	free(keys);
-	free(values);
-	return ret;
 }
 
 int session__read_calls(const struct session *s, uint64_t *calls)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *per_cpu;
-	int ret = 0;
-
-	if (ncpu <= 0)
-		return ncpu ?: -EINVAL;
-	if (!read_calls_batch(s, ncpu, calls))
-		return 0;
-	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
-	for (__u32 id = 0; id < s->table.nr_funcs && !ret; id++) {
-		if (bpf_map_lookup_elem(s->maps.calls_fd, &id, per_cpu)) {
-			ret = -errno;
-			break;
-		}
-		calls[id] = 0;
-		for (int c = 0; c < ncpu; c++)
-			calls[id] += per_cpu[c];
-	}
-	free(per_cpu);
-	return ret;
+	return kernel_calls_read(&s->maps, s->table.nr_funcs, calls);
 }
 
 int session__read_func(const struct session *s, size_t func, struct func_profile *f, __u64 *hist)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	const struct probe_table *t = &s->table;
-	struct func_stats *stats = malloc(sizeof(*stats));
-	__u64 *per_cpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per_cpu)) : NULL;
-	__u32 id = (__u32)func;
-	uint64_t calls = 0;
-	int ret = 0;
-
-	if (!stats || !per_cpu)
-		ret = -ENOMEM;
-	else if (func >= t->nr_funcs)
-		ret = -EINVAL;
-	/* Stats before calls: every return read here had its entry counted before. */
-	else if (bpf_map_lookup_elem(s->maps.stats_fd, &id, stats) ||
-		 bpf_map_lookup_elem(s->maps.calls_fd, &id, per_cpu))
-		ret = -errno;
-	if (!ret) {
-		for (int c = 0; c < ncpu; c++)
-			calls += per_cpu[c];
-		f->lib = t->libs[t->funcs[id].lib].file->display;
-		f->func = t->funcs[id].demangled ?: t->funcs[id].name;
-		f->mangled = t->funcs[id].demangled ? t->funcs[id].name : NULL;
-		f->entry_only = t->funcs[id].entry_only;
-		f->stepped = t->funcs[id].stepped;
-		func_summary_build(&f->s, stats, calls);
-		if (hist)
-			memcpy(hist, stats->hist, sizeof(stats->hist));
-	}
-	free(stats);
-	free(per_cpu);
-	return ret;
+	return kernel_func_read(&s->maps, &s->table, func, f, hist);
 }
 
 int session__read_totals(struct session *s, struct session_totals *tot)
@@ -1161,16 +855,7 @@ int session__read_totals(struct session *s, struct session_totals *tot)
 
 uint64_t session__all_calls(const struct session *s)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u32 zero = 0;
-	uint64_t sum = 0;
-
-	if (!s->all_calls_cpu || ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.all_calls), &zero,
-								  s->all_calls_cpu))
-		return 0;
-	for (int c = 0; c < ncpu; c++)
-		sum += s->all_calls_cpu[c];
-	return sum;
+	return s->opts.start_unlinked ? kernel_all_calls(&s->maps) : 0;
 }
 
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs)
@@ -1178,327 +863,3 @@ void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t 
 	kernel_probe_runtime(&s->maps, run_ns, runs);
 }
 
-/*
- * The functions with on[i] among ids [lo, hi), library by library, into a;
- * kernel refusals counted in *skipped. gate: or'ed into each cookie (a
- * chunk's link, include/dlprof.h); 0 for links that count whatever others do.
- */
-static int attach_subset(struct session *s, struct attacher *a, const bool *on, size_t lo, size_t hi, uint64_t gate,
-			 size_t *skipped)
-{
-	const struct probe_table *t = &s->table;
-	uint64_t *offs = calloc(hi - lo ?: 1, sizeof(*offs));
-	uint64_t *cookies = calloc(hi - lo ?: 1, sizeof(*cookies));
-	int ret = offs && cookies ? 0 : -ENOMEM;
-
-	for (size_t l = 0; l < t->nr_libs && !ret; l++) {
-		const struct probe_lib *lib = &t->libs[l];
-		size_t first = lib->first_func > lo ? lib->first_func : lo;
-		size_t end = lib->first_func + lib->nr_funcs < hi ? lib->first_func + lib->nr_funcs : hi;
-		struct attach_skip *skips = NULL;
-		size_t n = 0, nr_skips = 0;
-
-		for (size_t i = first; i < end; i++)
-			if (on[i]) {
-				offs[n] = t->offsets[i];
-				cookies[n++] = t->cookies[i] | gate;
-			}
-		if (!n)
-			continue;
-		ret = attacher__attach_file(a, lib->file->path, offs, cookies, n, &skips, &nr_skips);
-		*skipped += nr_skips;
-		free(skips);
-	}
-	free(offs);
-	free(cookies);
-	return ret;
-}
-
-/* The first relink: the start's links go, the unwinder's probes stay in an attacher of their own. */
-static int chunks_init(struct session *s, bool *all_changed)
-{
-	struct attach_progs progs = probe_progs(s);
-	size_t n = s->table.nr_funcs;
-
-	s->nr_chunks = nr_chunks(s);
-	/* A chunk's index + 1 must fit its cookie's field (include/dlprof.h). */
-	if (s->nr_chunks >= DLPROF_COOKIE_CHUNK_MASK >> DLPROF_COOKIE_CHUNK_SHIFT) {
-		s->nr_chunks = 0;
-		return -E2BIG;
-	}
-	s->chunks = calloc(s->nr_chunks ?: 1, sizeof(*s->chunks));
-	s->linked = calloc(n ?: 1, sizeof(*s->linked));
-	s->chunk_gen = calloc(s->nr_chunks ?: 1, sizeof(*s->chunk_gen));
-	if (!s->chunks || !s->linked || !s->chunk_gen) {
-		/* All or none: the next relink tries again from the start. */
-		free(s->chunks);
-		free(s->linked);
-		free(s->chunk_gen);
-		s->chunks = NULL;
-		s->linked = NULL;
-		s->chunk_gen = NULL;
-		s->nr_chunks = 0;
-		return -ENOMEM;
-	}
-	*all_changed = !s->opts.start_unlinked;
-	if (s->opts.start_unlinked)
-		return 0;
-	/* The start's links are not gated: they go first, and their calls meanwhile are unseen. */
-	s->relink_gap = true;
-	attacher__free(s->attacher);
-	s->attacher = attacher__new(s->mode, &progs, 0);
-	if (!s->attacher)
-		return -errno;
-	if (s->unwind_fix || s->opts.unwind_unsafe)
-		return unwind_hooks__attach(s->attacher, first_pid(s), &s->tot.unwind_hooks);
-	return 0;
-}
-
-/* How long a relink waits for the old links to close before it goes on anyway (a stuck task holds them). */
-#define RELINK_PATIENCE_MS 5000
-
-/* The end of the chunk that starts at function lo. */
-static size_t chunk_end(const struct session *s, size_t lo)
-{
-	return lo + RELINK_CHUNK < s->table.nr_funcs ? lo + RELINK_CHUNK : s->table.nr_funcs;
-}
-
-/* The links that finished closing (windows', relinks'): their threads joined. */
-static void reap_closing(struct session *s)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < s->nr_closing; i++) {
-		if (detacher__done(s->closing[i]))
-			detacher__free(s->closing[i]);
-		else
-			s->closing[k++] = s->closing[i];
-	}
-	s->nr_closing = k;
-}
-
-/* The copies' links whose functions change close with the primaries' (lib_copies.h). */
-static int unlink_copies(struct session *s, const bool *on)
-{
-	struct attacher **old = NULL;
-	size_t nr = 0;
-	int ret;
-
-	if (!s->discovery)
-		return 0;
-	ret = lib_copies__unlink_changed(copy_discovery__copies(s->discovery), on, &old, &nr);
-	for (size_t k = 0; k < nr; k++)
-		close_on_thread(s, old[k]);
-	/* A copy's link is re-created whole, after its old one has closed: its calls meanwhile are unseen. */
-	s->relink_gap |= nr > 0;
-	free(old);
-	return ret;
-}
-
-static bool chunk_changed(const struct session *s, const bool *on, size_t c)
-{
-	size_t lo = c * RELINK_CHUNK;
-
-	return memcmp(on + lo, s->linked + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
-}
-
-/* The generation chunk c's next link carries (it wraps: an old link closes long before). */
-static __u32 next_gen(const struct session *s, size_t c)
-{
-	return (s->chunk_gen[c] + 1) & (__u32)(DLPROF_COOKIE_GEN_MASK >> DLPROF_COOKIE_GEN_SHIFT);
-}
-
-/* Chunk c's new link for the functions on[] wants, of the next generation; NULL where it wants none. */
-static int chunk_link(struct session *s, const bool *on, size_t c, struct attacher **out)
-{
-	struct attach_progs progs = probe_progs(s);
-	size_t lo = c * RELINK_CHUNK, hi = chunk_end(s, lo), skipped = 0;
-	uint64_t gate = (uint64_t)(c + 1) << DLPROF_COOKIE_CHUNK_SHIFT | (uint64_t)next_gen(s, c) << DLPROF_COOKIE_GEN_SHIFT;
-	bool any = false;
-	int ret;
-
-	*out = NULL;
-	for (size_t i = lo; i < hi; i++)
-		any |= on[i];
-	if (!any)
-		return 0;
-	*out = attacher__new(s->mode, &progs, 0);
-	if (!*out)
-		return -errno;
-	ret = attach_subset(s, *out, on, lo, hi, gate, &skipped);
-	if (ret) {
-		attacher__free(*out);
-		*out = NULL;
-	}
-	return ret;
-}
-
-/*
- * Every changed chunk's new link is made first, all or none (a failure
- * leaves the old links as they were); then each chunk's generation moves
- * to its new link, and the old links close, each on a thread, so that
- * their grace periods overlap. Between the two, a function both hold
- * fires both programs, and the gate counts one (bpf/profile.bpf.c).
- */
-int session__relink_begin(struct session *s, const bool *on, char *err, size_t err_sz)
-{
-	bool all_changed = false;
-	struct attacher **fresh;
-	size_t attached = 0;
-	int ret = 0;
-
-	if (!s->chunks && (ret = chunks_init(s, &all_changed)))
-		return fail(err, err_sz, ret, "cannot prepare the attach: %s", strerror(-ret));
-	fresh = calloc(s->nr_chunks ?: 1, sizeof(*fresh));
-	if (!fresh)
-		return fail(err, err_sz, -ENOMEM, "cannot prepare the attach: %s", strerror(ENOMEM));
-	for (size_t c = 0; c < s->nr_chunks && !ret; c++)
-		if (all_changed || chunk_changed(s, on, c))
-			ret = chunk_link(s, on, c, &fresh[c]);
-	if (ret) {
-		for (size_t c = 0; c < s->nr_chunks; c++)
-			attacher__free(fresh[c]);
-		free(fresh);
-		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
-	}
-	if (!s->relinking)
-		s->relink_t0 = mono_seconds();
-	s->relinking = true;
-	for (size_t c = 0; c < s->nr_chunks; c++) {
-		size_t lo = c * RELINK_CHUNK;
-		__u32 key = (__u32)c;
-
-		if (!all_changed && !chunk_changed(s, on, c))
-			continue;
-		if (fresh[c]) {
-			s->chunk_gen[c] = next_gen(s, c);
-			/* An array's element of a valid key: the update cannot fail but for a broken map. */
-			if (bpf_map_update_elem(s->chunk_gen_fd, &key, &s->chunk_gen[c], BPF_ANY))
-				s->relink_err = s->relink_err ?: -errno;
-		}
-		close_on_thread(s, s->chunks[c]);
-		s->chunks[c] = fresh[c];
-		memcpy(s->linked + lo, on + lo, (chunk_end(s, lo) - lo) * sizeof(*on));
-	}
-	free(fresh);
-	for (size_t c = 0; c < s->nr_chunks; c++)
-		attached += s->chunks[c] ? attacher__nr_attached(s->chunks[c]) : 0;
-	s->tot.functions_attached = attached;
-	s->relink_err = s->relink_err ?: unlink_copies(s, on);
-	return 0;
-}
-
-bool session__links_closed(struct session *s)
-{
-	reap_closing(s);
-	return !s->nr_closing;
-}
-
-bool session__links_wait_closed(struct session *s, int patience_ms)
-{
-	bool all = wait_all(s->closing, s->nr_closing, patience_ms);
-
-	s->nr_closing = 0;
-	return all;
-}
-
-bool session__relink_ready(struct session *s)
-{
-	return s->relinking && session__links_closed(s);
-}
-
-int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t err_sz)
-{
-	int ret = s->relink_err;
-
-	*gap_ms = 0;
-	if (!s->relinking)
-		return 0;
-	s->relink_err = 0;
-	if (!session__links_wait_closed(s, RELINK_PATIENCE_MS))
-		warnmsg("the old links are still closing after %d ms; attaching again anyway",
-		       RELINK_PATIENCE_MS);
-	/* A copy that cannot be attached again is said on stderr; the primaries' links count first. */
-	if (!ret && s->discovery)
-		ret = lib_copies__relink(copy_discovery__copies(s->discovery));
-	s->relinking = false;
-	if (s->relink_gap)
-		*gap_ms = (mono_seconds() - s->relink_t0) * 1e3;
-	s->relink_gap = false;
-	if (ret)
-		return fail(err, err_sz, ret, "cannot attach again: %s", attach_strerror(ret));
-	return 0;
-}
-
-struct session_links {
-	struct attacher *attacher;
-	struct attacher **copies;	/* the same functions in the libraries' other copies */
-	size_t nr_copies;
-};
-
-struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz)
-{
-	struct attach_progs progs = probe_progs(s);
-	struct session_links *l = calloc(1, sizeof(*l));
-	size_t skipped = 0;
-	int ret;
-
-	if (!l || !(l->attacher = attacher__new(s->mode, &progs, 0))) {
-		fail(err, err_sz, 0, "cannot prepare the attach: %s", strerror(errno));
-		free(l);
-		return NULL;
-	}
-	ret = attach_subset(s, l->attacher, on, 0, s->table.nr_funcs, 0, &skipped);
-	if (!ret && s->discovery)
-		ret = lib_copies__attach_subset(copy_discovery__copies(s->discovery), on, &l->copies, &l->nr_copies);
-	if (ret) {
-		fail(err, err_sz, ret, "cannot attach: %s", attach_strerror(ret));
-		session__links_free(s, l);
-		errno = -ret;
-		return NULL;
-	}
-	return l;
-}
-
-/*
- * A window's classic probes keep counting until the kernel has closed
- * each, a grace period apiece (probe/detacher.h): a window of 128
- * functions took tens of seconds to close in a 6.1 guest, and its hot
- * functions counted all along. In one detacher, the most called
- * functions' probes go first, so theirs stop within the first closes.
- * false: left as they were (no memory, no process or thread).
- */
-static bool close_hot_first(struct session *s, struct session_links *l)
-{
-	struct attacher **all = calloc(l->nr_copies + 1, sizeof(*all));
-	uint64_t *calls = calloc(s->table.nr_funcs ?: 1, sizeof(*calls));
-	struct detacher **slot = ARRAY_SLOT(s->closing, s->nr_closing);
-	struct detacher *d = NULL;
-
-	if (all && calls && slot && !session__read_calls(s, calls)) {
-		all[0] = l->attacher;
-		memcpy(all + 1, l->copies, l->nr_copies * sizeof(*all));
-		d = detacher__start_many(all, l->nr_copies + 1, calls, s->table.nr_funcs);
-	}
-	if (d) {
-		*slot = d;
-		s->nr_closing++;
-	}
-	free(all);
-	free(calls);
-	return d;
-}
-
-void session__links_free(struct session *s, struct session_links *l)
-{
-	if (!l)
-		return;
-	reap_closing(s);
-	if (s->mode != ATTACH_CLASSIC || !close_hot_first(s, l)) {
-		close_on_thread(s, l->attacher);
-		for (size_t k = 0; k < l->nr_copies; k++)
-			close_on_thread(s, l->copies[k]);
-	}
-	free(l->copies);
-	free(l);
-}

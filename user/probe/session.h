@@ -9,6 +9,9 @@
  *     (and session__target_fd, session__reap_command for the targets)
  *   → [__stop_command] → __stop (bounded) → [__finish_records] → __read
  *   → __free
+ *
+ * Between __start and __stop, a front end with a budget (the agent) may
+ * also move the links: probe/relink.h, which only agent/ includes.
  */
 #ifndef DLPROF_PROBE_SESSION_H
 #define DLPROF_PROBE_SESSION_H
@@ -72,7 +75,7 @@ struct session_opts {
 	bool raw_latency;		/* --raw-latency: no compensation for the probes' own cost */
 	/*
 	 * Attach no function at start: a front end with a budget (the agent)
-	 * links them as it measures them (session__relink_begin, __links_attach).
+	 * links them as it measures them (probe/relink.h).
 	 * Refusals are then found by those calls. Every entry is also counted
 	 * in one counter for all functions (session__all_calls).
 	 */
@@ -106,6 +109,7 @@ struct session_totals {
 	bool unwind_repair;		/* return probes are made safe for unwinders */
 	size_t functions_attached;
 	size_t functions_skipped;
+	size_t functions_refused;	/* of those skipped, the ones the kernel refused at the attach */
 	size_t functions_moved;
 	size_t unwind_hooks;		/* probes in libgcc_s/libstdc++ that repair the stack (or count, --unwind unsafe) */
 	uint64_t orphan_returns;
@@ -145,6 +149,8 @@ const struct probe_table *session__table(const struct session *s);
  * call to a trace directory (-EEXIST: it is not empty).
  */
 int session__load(struct session *s, const struct session_record_opts *ropts, char *err, size_t err_sz);
+/* Whether the kernel took the BPF programs: after a failed session__load, false when its verifier refused them. */
+bool session__loaded(const struct session *s);
 /*
  * Follow the target (a launched command is held before exec until the
  * probes are in), attach, then let the command run. -ENOENT/-EACCES with
@@ -251,9 +257,9 @@ int session__finish_records(struct session *s);
 void session__free(struct session *s);
 
 /*
- * A front end that keeps a budget (the agent) moves functions in and out
- * of the links while the session runs; the aggregates stay in the same
- * maps, indexed by function, so nothing counted before is lost.
+ * Reads for a front end that keeps a budget (the agent), which also moves
+ * functions in and out of the links while the session runs
+ * (probe/relink.h).
  */
 /* The entries of every function (calls[i], session__nr_funcs() entries), summed over CPUs. */
 int session__read_calls(const struct session *s, uint64_t *calls);
@@ -265,36 +271,5 @@ int session__read_totals(struct session *s, struct session_totals *tot);
 uint64_t session__all_calls(const struct session *s);
 /* Time in the probe programs and their runs so far (counted while BPF stats are enabled). */
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs);
-/*
- * Re-create the main links with only the functions whose on[i] is true
- * (session__nr_funcs() entries), in the primaries and in every copy of
- * the libraries (those found later too), in steps so that the caller goes
- * on meanwhile. _begin makes the changed chunks' new links, moves the
- * count to them (a generation per chunk, include/dlprof.h: no call counts
- * twice, none goes unseen) and closes the old ones on threads (their
- * probes stop counting at once; the kernel's grace periods end later);
- * it fails whole, leaving the links as they were. _ready says whether the
- * old links have all closed, _finish (waiting for them if need be)
- * attaches the copies' new links: a copy's link is closed before its new
- * one exists, and its calls meanwhile are not seen (*gap_ms, from the
- * first _begin; 0 when no copy changed). A _begin before the _finish adds
- * its changes. No sampling window may hold a function meanwhile that the
- * new links will hold.
- */
-int session__relink_begin(struct session *s, const bool *on, char *err, size_t err_sz);
-bool session__relink_ready(struct session *s);
-int session__relink_finish(struct session *s, double *gap_ms, char *err, size_t err_sz);
-/* Links of their own for the functions with on[i], beside the main ones, copies included (sampling windows). */
-struct session_links;
-struct session_links *session__links_attach(struct session *s, const bool *on, char *err, size_t err_sz);
-/* Closes them on a thread (the kernel's grace period does not hold the caller); NULL-safe. */
-void session__links_free(struct session *s, struct session_links *l);
-/*
- * Whether the links freed so far are closed: their probes out, the
- * programs that ran in them done, so the counts read from now on are all
- * their calls. The wait gives up after patience_ms (false then).
- */
-bool session__links_closed(struct session *s);
-bool session__links_wait_closed(struct session *s, int patience_ms);
 
 #endif /* DLPROF_PROBE_SESSION_H */

@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -199,14 +201,16 @@ static int executable_file(const char *path)
 	return access(path, X_OK) ? -errno : 0;
 }
 
-int target_command_check(const char *cmd)
+int target_command_path(const char *cmd, char *buf, size_t sz)
 {
 	const char *path = getenv("PATH");
-	char buf[4096];
 	int err = -ENOENT;
 
-	if (strchr(cmd, '/'))
+	if (strchr(cmd, '/')) {
+		if (snprintf(buf, sz, "%s", cmd) >= (int)sz)
+			return -ENAMETOOLONG;
 		return executable_file(cmd);
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -214,8 +218,7 @@ int target_command_check(const char *cmd)
 		int e;
 
 		/* An empty entry is the current directory, as execvp(3) takes it. */
-		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, len ? path : ".", "/", cmd) <
-		    (int)sizeof(buf)) {
+		if (snprintf(buf, sz, "%.*s%s%s", (int)len, len ? path : ".", "/", cmd) < (int)sz) {
 			e = executable_file(buf);
 			if (!e)
 				return 0;
@@ -227,6 +230,13 @@ int target_command_check(const char *cmd)
 			path++;
 	}
 	return err;
+}
+
+int target_command_check(const char *cmd)
+{
+	char buf[4096];
+
+	return target_command_path(cmd, buf, sizeof(buf));
 }
 
 int target_pid_check(pid_t pid)
@@ -241,6 +251,73 @@ int target_pid_watch(pid_t pid)
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 
 	return fd < 0 ? -errno : fd;
+}
+
+void pid_watch__init(struct pid_watch *w)
+{
+	w->epoll_fd = -1;
+	w->n = 0;
+	for (size_t i = 0; i < TARGET_PIDS_MAX; i++)
+		w->pidfds[i] = -1;
+}
+
+int pid_watch__add(struct pid_watch *w, pid_t pid, char *err, size_t err_sz)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)w->n };
+	int fd, ret;
+
+	if (w->n >= TARGET_PIDS_MAX) {
+		snprintf(err, err_sz, "at most %d processes can be followed", TARGET_PIDS_MAX);
+		return -E2BIG;
+	}
+	if (w->epoll_fd < 0 && (w->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+		ret = -errno;
+		snprintf(err, err_sz, "cannot watch the processes: %s", strerror(-ret));
+		return ret;
+	}
+	fd = target_pid_watch(pid);
+	if (fd < 0) {
+		snprintf(err, err_sz, "process %d not found", (int)pid);
+		return fd;
+	}
+	w->pidfds[w->n++] = fd;
+	if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+		ret = -errno;
+		snprintf(err, err_sz, "cannot watch process %d: %s", (int)pid, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+bool pid_watch__alive(struct pid_watch *w)
+{
+	bool alive = false;
+
+	for (size_t i = 0; i < w->n; i++) {
+		struct pollfd p = { .fd = w->pidfds[i], .events = POLLIN };
+
+		if (p.fd < 0)
+			continue;
+		if (poll(&p, 1, 0) == 1) {
+			/* Gone: out of the watch, so the epoll fd is not readable for it again. */
+			epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, p.fd, NULL);
+			close(p.fd);
+			w->pidfds[i] = -1;
+			continue;
+		}
+		alive = true;
+	}
+	return alive;
+}
+
+void pid_watch__close(struct pid_watch *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->pidfds[i] >= 0)
+			close(w->pidfds[i]);
+	if (w->epoll_fd >= 0)
+		close(w->epoll_fd);
+	pid_watch__init(w);
 }
 
 int exit_status_of(int wstatus)

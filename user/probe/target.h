@@ -45,6 +45,8 @@ void wait_status_describe(int wstatus, char *buf, size_t sz);
 
 /* 0 when cmd names an executable file (directly or in $PATH), else -ENOENT or -EACCES. */
 int target_command_check(const char *cmd);
+/* target_command_check, and the file execvp(3) would run in buf. */
+int target_command_path(const char *cmd, char *buf, size_t sz);
 
 /* 0 when pid names a live process, -ESRCH otherwise. */
 int target_pid_check(pid_t pid);
@@ -53,6 +55,20 @@ int target_pid_watch(pid_t pid);
 
 /* -p takes at most this many processes. */
 #define TARGET_PIDS_MAX 64
+
+/* The -p processes watched for their exit: one epoll fd over their pidfds. */
+struct pid_watch {
+	int epoll_fd;			/* readable when one exits; -1: none watched */
+	int pidfds[TARGET_PIDS_MAX];	/* -1: gone */
+	size_t n;
+};
+
+void pid_watch__init(struct pid_watch *w);
+/* Watch pid too (at most TARGET_PIDS_MAX): 0, or -errno with the one line in err. */
+int pid_watch__add(struct pid_watch *w, pid_t pid, char *err, size_t err_sz);
+/* Forgets the processes that exited: false once none is left. */
+bool pid_watch__alive(struct pid_watch *w);
+void pid_watch__close(struct pid_watch *w);
 
 /*
  * The processes descending from roots now (children, their children, ...),

@@ -607,6 +607,20 @@ static void test_bad_paths(void **state)
 	assert_int_equal(list.cnt, 0);
 }
 
+/* The name match the copies of a library are found by: a name, its versioned files, a glob; never a path. */
+static void test_name_matches(void **state)
+{
+	(void)state;
+	assert_true(lib_name_matches("libz.so.1", "libz.so.1"));
+	assert_true(lib_name_matches("libz.so", "libz.so.1"));
+	assert_true(lib_name_matches("libz.so", "libz.so.1.3"));
+	assert_false(lib_name_matches("libz.so", "libzz.so.1"));
+	assert_false(lib_name_matches("libz.so.1", "libz.so"));
+	assert_true(lib_name_matches("libcrypto*", "libcrypto.so.3"));
+	assert_false(lib_name_matches("libz*.so", "libz.so.1"));
+	assert_false(lib_name_matches("/usr/lib/libz.so.1", "libz.so.1"));
+}
+
 static void test_invalid_args(void **state)
 {
 	struct lib_list list = {};
@@ -644,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_no_such_pid),
 		cmocka_unit_test(test_bad_paths),
 		cmocka_unit_test(test_invalid_args),
+		cmocka_unit_test(test_name_matches),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
