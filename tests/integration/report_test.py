@@ -219,6 +219,84 @@ def test_html_live_cxx_names():
               'class="latency">times are compensated' in open(page).read(), "the page does not say its times are compensated")
 
 
+def charged(functions, pair_ns, calls_of_f):
+    """What the probes of these functions cost: their calls at their class's pair cost (none entry-only
+    here: dlt_* keep no return address and reach no unwinder)."""
+    return sum(calls_of_f(f) * pair_ns["single_stepped" if f.get("latency") == "raw" else "emulated"]
+               for f in functions) / 1e9
+
+
+HOT_CALLS = 300000
+
+
+@modes("session")
+def test_interval_says_probe_cost():
+    """-i --json: every line says which times it holds and what the probes cost so far, its calls at
+    the calibrated cost of their class, the same figures as the summary; a hot loop past the threshold
+    is warned about once on stderr, at an interval, before the end. -i as text: each interval's footer
+    says it."""
+    args = base_args(["-i", "0.2", "--lib", LIB, "--func", "dlt_*", "--", DRIVER, "count", str(HOT_CALLS)])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"rc {p.returncode}: {p.stderr}")
+    docs = [json.loads(l) for l in p.stdout.splitlines()]
+    intervals, summary = docs[:-1], docs[-1]
+    check(len(intervals) >= 2, f"{len(intervals)} intervals")
+    prev = 0
+    for d in intervals:
+        ov = d.get("probe_overhead")
+        check(d.get("latency") == summary["latency"] and ov, f"interval {d['interval']}: {d.get('latency')} {ov}")
+        calls = sum(f["total"]["calls"] for f in d["functions"])
+        check(sum(ov["calls"].values()) == calls, f"interval {d['interval']}: charged {ov['calls']}, {calls} calls")
+        want = charged(d["functions"], ov["pair_ns"], lambda f: f["total"]["calls"])
+        check(abs(ov["cpu_s"] - want) <= 1e-6 * want + 1e-9 and ov["cpu_s"] >= prev,
+              f"interval {d['interval']}: cpu_s {ov['cpu_s']}, the calls at their cost {want}")
+        check(abs(ov["share_of_one_cpu"] - ov["cpu_s"] / d["t_s"]) < 0.01, f"share {ov['share_of_one_cpu']} at {d['t_s']} s")
+        prev = ov["cpu_s"]
+    so = summary["probe_overhead"]
+    check(so["pair_ns"] == intervals[-1]["probe_overhead"]["pair_ns"] and so["cpu_s"] >= prev, f"summary {so}")
+    check(sum(so["calls"].values()) == sum(f["calls"] for f in summary["functions"]) >= HOT_CALLS,
+          f"summary charged {so['calls']}")
+    warnings = [l for l in p.stderr.splitlines() if "warning: the probes cost the targets" in l]
+    # Once at the interval that passed the threshold, once after the summary.
+    check(len(warnings) == 2 and "dlt_add" in warnings[0], f"stderr: {p.stderr}")
+    text = subprocess.run([a for a in args if a != "--json"], capture_output=True, text=True, timeout=120)
+    check(text.returncode == 0, f"text rc {text.returncode}: {text.stderr}")
+    notes = [l for l in text.stdout.splitlines() if l.startswith("# the probes cost the targets")]
+    latency = [l for l in text.stdout.splitlines() if l.startswith("# times are compensated")]
+    check(len(notes) >= 3 and len(notes) == len(latency), f"{len(notes)} cost notes, {len(latency)} latency notes")
+
+
+@modes("session")
+def test_report_says_probe_cost():
+    """A trace keeps its functions' probe classes and the calibrated pair costs: report (text, JSON,
+    HTML) says what the probes cost while recording, the same estimate record's own summary made."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, live = record(tmp, [DRIVER, "count", str(HOT_CALLS)])
+        lo = live["probe_overhead"]
+        p = subprocess.run([DLPROF, "report", "--json", trace], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"report rc {p.returncode}: {p.stderr}")
+        doc = json.loads(p.stdout)
+        ro = doc.get("probe_overhead")
+        check(ro and ro["calls"] == lo["calls"] and ro["pair_ns"] == lo["pair_ns"], f"report {ro}, record {lo}")
+        check(abs(ro["cpu_s"] - lo["cpu_s"]) <= 1e-6 * lo["cpu_s"], f"report cpu_s {ro['cpu_s']}, record {lo['cpu_s']}")
+        # Its times are raw, the summary's compensated: each says which.
+        check(doc["latency"] == "raw" and live["latency"] == "compensated", f"{doc['latency']} / {live['latency']}")
+        # The trace's calls at the classes the live summary marks (a trace's times are all raw).
+        check({f["name"]: f["calls"] for f in doc["functions"]} == {f["name"]: f["calls"] for f in live["functions"]},
+              "the trace's calls are not the summary's")
+        want = charged(live["functions"], ro["pair_ns"], lambda f: f["calls"])
+        check(abs(ro["cpu_s"] - want) <= 1e-6 * want, f"cpu_s {ro['cpu_s']}, the calls at their cost {want}")
+        check("warning: the probes cost the targets" in p.stderr, f"no warning for a hot loop: {p.stderr}")
+        p = subprocess.run([DLPROF, "report", trace], capture_output=True, text=True, timeout=120)
+        check("# the probes cost the targets" in p.stdout and "# times are raw" in p.stdout, f"report: {p.stdout}")
+        page = os.path.join(tmp, "r.html")
+        p = subprocess.run([DLPROF, "report", trace, "--html", page], capture_output=True, text=True, timeout=120)
+        html_text = open(page).read()
+        check('<span class="overhead">the probes cost the targets' in html_text and
+              '<span class="overhead-warning">' in html_text and '<span class="latency">times are raw' in html_text,
+              "the page does not say what the probes cost or which times it shows")
+
+
 @modes("session")
 def test_interval_html_refused():
     expect_error([DLPROF, "-i", "1", "--html", "/tmp/x.html", "--lib", LIB, "--", DRIVER, "count", "1"], "-i")
