@@ -145,6 +145,11 @@ def test_agent_exact_counts_and_histogram():
         check(all(b[1] <= c[1] for b, c in zip(buckets, buckets[1:])), f"buckets not cumulative: {buckets}")
         count = [v for lbl, v in samples(text, "dlprof_call_duration_seconds_count").items() if 'function="dlt_add"' in lbl]
         check(count == [54321] and buckets[-1][1] == 54321, f"histogram count {count}, +Inf {buckets[-1]}")
+        # Which durations these are, as the CLI's summary of the same probes says it.
+        info = list(samples(text, "dlprof_agent_info"))
+        rc, doc, err = run_profiled([DRIVER, "count", "10"], ["--func", "dlt_add"])
+        check(rc == 0 and len(info) == 1 and f'latency="{doc["latency"]}"' in info[0],
+              f"agent {info}, CLI latency {doc and doc['latency']}: {err}")
         check(a.stop() == 0, f"SIGTERM: exit {a.p.returncode}: {a.text()}")
         check("event=attach" in a.text() and "event=flush" in a.text() and "event=detach" in a.text(),
               f"log lines missing: {a.text()}")
