@@ -122,6 +122,12 @@ struct func_state {
  */
 #define WINDOW_CHECK_MAX_S 0.032
 #define WINDOW_CLOSE_POLL_S 0.004
+/*
+ * A CPU's probes are taken to have cost at most this share of a window:
+ * past it the calibrated cost of a pair, not the calls, would decide the
+ * estimate (a share of 0.9 already means ten calls for each one seen).
+ */
+#define MAX_PROBE_SHARE 0.9
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
 #define WINDOW_CLOSE_PATIENCE_MS 5000
 /*
@@ -203,6 +209,9 @@ struct agent_profile {
 	uint64_t read_calls;		/* at the last read */
 	uint64_t tick_calls;		/* at the last refresh, plus the windows' since */
 	uint64_t window_calls0;		/* at the open window's start */
+	__u64 *window_cpu_calls;	/* ... per possible CPU, then at its end */
+	size_t nr_cpus;
+	double window_k;		/* the window being read: its calls times this are the unprobed program's */
 	double window_calls_max;	/* it closes after this many, whatever its length */
 	double window_check_s;		/* its next look after this long */
 	double quiet_t;			/* no exact function was called between the last read and this */
@@ -321,6 +330,35 @@ static void add_scaled_diff(struct series_values *a, const struct series_values 
 		a->events[e] += k * (b->events[e] - c->events[e]);
 }
 
+/* a = max(a, b), field by field: a counter that never goes back. */
+static void raise_to(struct series_values *a, const struct series_values *b)
+{
+	a->calls = fmax(a->calls, b->calls);
+	a->timed = b->timed;
+	for (size_t j = 0; j < DURATION_BUCKETS; j++)
+		a->duration_le[j] = fmax(a->duration_le[j], b->duration_le[j]);
+	a->duration_sum_s = fmax(a->duration_sum_s, b->duration_sum_s);
+	a->oncpu_s = fmax(a->oncpu_s, b->oncpu_s);
+	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
+		a->events[e] = fmax(a->events[e], b->events[e]);
+}
+
+/*
+ * A cell's sampled series at now: its estimate up to the last window, run
+ * on at that window's rate, so that a scrape between two windows (their
+ * period is seconds to a minute) sees the calls made since. When the next
+ * window finds a lower rate, the series waits for the estimate to catch up.
+ */
+static void show_sampled(struct agent_profile *p, struct group_cell *c, long id, double now)
+{
+	struct series_values x = c->est, zero = {};
+
+	if (c->rate_t > 0 && now > c->rate_t)
+		add_scaled_diff(&x, &c->rate, &zero, now - c->rate_t);
+	raise_to(&c->shown, &x);
+	metrics_registry__set(p->reg, id, &c->shown);
+}
+
 /* What to do with each row of function i's groups: the row's cell, its totals now. */
 typedef int (*row_fn)(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
 		      const struct func_profile *r, const struct series_values *v);
@@ -404,6 +442,12 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 
 	if (p->fs[func].sampled) {
 		add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
+		/* Back into the links: its sampled series ends where its estimate has run to. */
+		if (c->sampled_id >= 0)
+			show_sampled(p, c, c->sampled_id, mono_seconds());
+		c->est = c->shown;
+		c->rate = (struct series_values){};
+		c->rate_t = 0;
 		return 0;
 	}
 	/* Leaving the links: the exact series stops at the switch, the reactions' calls included. */
@@ -416,7 +460,7 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 	id = sampled_series(p, c, grp, r);
 	if (id < 0)
 		return (int)id;
-	metrics_registry__set(p->reg, id, &c->est);
+	metrics_registry__set(p->reg, id, &c->shown);
 	return 0;
 }
 
@@ -433,9 +477,10 @@ static int window_open_row(struct agent_profile *p, size_t func, struct group_ce
 }
 
 /*
- * At a window's end: its calls in each (function, container), extrapolated
- * to the time since the function's sampled series were last brought up to
- * date, into that container's sampled series.
+ * At a window's end: its calls in each (function, container), as many as
+ * the program would have made unprobed (window_k), extrapolated to the
+ * time since the function's sampled series were last brought up to date,
+ * into that container's sampled series; their rate runs it on from here.
  */
 static int window_close_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
 			    const struct func_profile *r, const struct series_values *v)
@@ -450,8 +495,23 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	id = sampled_series(p, c, grp, r);
 	if (id < 0)
 		return (int)id;
-	add_scaled_diff(&c->est, v, base, (p->window_close_t - p->fs[func].covered_until) / span);
-	metrics_registry__set(p->reg, id, &c->est);
+	add_scaled_diff(&c->est, v, base, p->window_k * (p->window_close_t - p->fs[func].covered_until) / span);
+	c->rate = (struct series_values){};
+	add_scaled_diff(&c->rate, v, base, p->window_k / span);
+	c->rate_t = p->window_close_t;
+	show_sampled(p, c, id, p->window_close_t);
+	return 0;
+}
+
+/* At a refresh: the sampled series run on to now. */
+static int project_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		       const struct func_profile *r, const struct series_values *v)
+{
+	(void)func;
+	(void)r;
+	(void)v;
+	if (grp->selected && c->sampled_id >= 0 && c->rate_t > 0)
+		show_sampled(p, c, c->sampled_id, mono_seconds());
 	return 0;
 }
 
@@ -725,6 +785,13 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 		for (size_t i = 0; i < p->n; i++)
 			p->fs[i].unpublished = false;
 	}
+	changed = false;
+	for (size_t i = 0; i < p->n; i++) {
+		p->mask[i] = p->fs[i].sampled;
+		changed |= p->mask[i];
+	}
+	if (changed && (ret = for_rows(p, p->mask, project_row)))
+		return ret;
 	session__read_totals(p->s, &p->tot);
 	p->st.group_overflow = p->tot.group_overflow;
 	install_cost__update(&p->inst, p->s, now);
@@ -838,8 +905,8 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		fs->covered_until = now;
 	}
 	if (!start && p->o.verbose)
-		agent_log("window", "functions=%zu ms=%.1f calls=%.0f call_ns=%.0f top=%s top_calls=%.0f%s",
-			  p->window_funcs, span * 1e3, seen, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f%s",
+			  p->window_funcs, span * 1e3, seen, p->window_k, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
 			  p->calib == CALIB_BATCHES ? " calibration=true" : p->window_scan ? " scan=true" : "");
 	return 0;
 }
@@ -950,6 +1017,57 @@ static void window_later(struct agent_profile *p, double now)
 		p->next_window = now + p->bplan.period_s;
 }
 
+/* The entries of every function per CPU so far, into calls[nr_cpus]; zeros when unreadable. */
+static void cpu_calls(struct agent_profile *p, __u64 *calls)
+{
+	size_t nr;
+	const __u64 *cpu;
+
+	session__all_calls(p->s);
+	cpu = session__all_calls_cpu(p->s, &nr);
+	for (size_t c = 0; c < p->nr_cpus; c++)
+		calls[c] = cpu && nr == p->nr_cpus ? cpu[c] : 0;
+}
+
+/*
+ * How many calls the program would have made unprobed for each call the
+ * window saw. Each probed call cost its caller a probe pair (its class's
+ * calibrated cost), time the caller did not spend on its own work, so a
+ * window sees fewer calls per second than the program makes between
+ * windows. The callers on each CPU are taken to have run there for the
+ * whole window: a CPU's calls came at its time less its probes'. Threads
+ * that wait between calls at a pace set elsewhere lose less than that, and
+ * their rate comes out high; a thread moved between CPUs in the window
+ * comes out low.
+ */
+static double probe_correction(struct agent_profile *p, double span)
+{
+	double seen = 0, pair_ns = 0, total = 0, unprobed = 0;
+	__u64 *now = p->window_cpu_calls + p->nr_cpus;
+
+	if (span <= 0 || !p->nr_cpus || session__read_calls(p->s, p->calls))
+		return 1;
+	for (size_t i = 0; i < p->n; i++) {
+		double d = (double)p->calls[i] - p->fs[i].win0.calls;
+
+		if (!p->in_window[i] || d <= 0)
+			continue;
+		seen += d;
+		pair_ns += d * call_ns_of(p, i);
+	}
+	if (seen <= 0)
+		return 1;
+	pair_ns /= seen;
+	cpu_calls(p, now);
+	for (size_t c = 0; c < p->nr_cpus; c++) {
+		double n = (double)(now[c] - p->window_cpu_calls[c]);
+
+		total += n;
+		unprobed += n / (span - fmin(n * pair_ns * 1e-9, MAX_PROBE_SHARE * span));
+	}
+	return total > 0 ? unprobed * span / total : 1;
+}
+
 static int open_window(struct agent_profile *p, double now, bool scan)
 {
 	double len = p->o.budget.window_s;
@@ -986,6 +1104,7 @@ static int open_window(struct agent_profile *p, double now, bool scan)
 	}
 	p->window_open_t = mono_seconds();
 	p->window_calls0 = session__all_calls(p->s);
+	cpu_calls(p, p->window_cpu_calls);
 	p->window_calls_max = window_calls_max(p);
 	p->window_check_s = WINDOW_CHECK_S;
 	p->window = session__links_attach(p->s, p->in_window, err, sizeof(err));
@@ -1083,8 +1202,11 @@ static void window_closed(struct agent_profile *p, double t1)
 
 static int close_window_finish(struct agent_profile *p)
 {
-	int ret = read_window_totals(p, false, p->window_free_t + p->window_attach_s / 2);
-	double t1 = p->window_free_t;
+	double t1 = p->window_free_t, close_t = t1 + p->window_attach_s / 2;
+	int ret;
+
+	p->window_k = probe_correction(p, close_t - p->window_t0);
+	ret = read_window_totals(p, false, close_t);
 
 	p->window_closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
@@ -1214,8 +1336,11 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->plan = calloc(p->n, sizeof(*p->plan));
 	p->cost = calloc(p->n, sizeof(*p->cost));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
+	session__all_calls_cpu(p->s, &p->nr_cpus);
+	/* Two rows: at the window's start, and at its end. */
+	p->window_cpu_calls = calloc(2 * p->nr_cpus + 1, sizeof(*p->window_cpu_calls));
 	if (!p->fs || !p->calls || !p->mask || !p->in_window || !p->calib_todo || !p->calib_passes || !p->plan ||
-	    !p->cost || !p->hist)
+	    !p->cost || !p->hist || !p->window_cpu_calls)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].measured = !p->o.budget_on;
@@ -1378,6 +1503,7 @@ void agent_profile__free(struct agent_profile *p)
 	free(p->plan);
 	free(p->cost);
 	free(p->hist);
+	free(p->window_cpu_calls);
 	install_cost__free(&p->inst);
 	free(p);
 }

@@ -1173,6 +1173,14 @@ uint64_t session__all_calls(const struct session *s)
 	return sum;
 }
 
+const __u64 *session__all_calls_cpu(const struct session *s, size_t *nr)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	*nr = ncpu > 0 ? (size_t)ncpu : 0;
+	return s->all_calls_cpu && ncpu > 0 ? s->all_calls_cpu : NULL;
+}
+
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs)
 {
 	kernel_probe_runtime(&s->maps, run_ns, runs);
