@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	err = cli_parse(argc, argv, false, &opts, msg, sizeof(msg));
+	err = cli_parse_cmd(CLI_LIVE, argc, argv, &opts, msg, sizeof(msg));
 	if (err || !opts.command || !opts.libs.cnt) {
 		errmsg("%s", err ? msg : "usage: probe_floor [--clock] --lib LIB [--func GLOB] [--attach MODE] "
 					 "[--placement auto|entry] -- CMD [ARG...]");

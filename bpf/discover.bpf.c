@@ -20,9 +20,10 @@
  *   the loader reads the kernel's perf mmap records instead, through
  *   mmap_records; no program of this file runs for mappings then.
  * Why not a syscall hook: a raw tracepoint on every syscall's exit
- * (sys_exit, to catch mmap) put ~250 ns on every syscall of every process
- * (getppid 170 -> 420 ns, measured), where a file page fault costs
- * microseconds and a judged file adds one hash lookup to it.
+ * (sys_exit, to catch mmap) makes every syscall of every process run a
+ * program, doubling the cost of the cheapest, where a file page fault
+ * already costs microseconds and a judged file adds one hash lookup to it
+ * (docs/containers.md, "How libraries are found per namespace").
  * Each file is reported once: judged_files remembers it.
  */
 #include "vmlinux.h"

@@ -16,7 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "dlprof.h"
-#include "attribution.h"
+#include "attribution_maps.h"
 #include "vcounter.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -167,7 +167,7 @@ struct {
 
 /*
  * --by: the aggregates per (function, group), beside the per-function
- * ones. Preallocated (include/attribution.h says why); max_entries =
+ * ones. Preallocated (include/dlprof.h says why); max_entries =
  * DLPROF_MAX_GROUPS when used, 1 otherwise (set by the loader).
  */
 struct {
@@ -478,8 +478,8 @@ static __always_inline __u64 oncpu_at(struct thread_calls *tc, struct task_struc
  * First call in flight on this thread: from now on sched_switch keeps its
  * clock and counters. Marked active before the bases are taken, and the
  * bases retaken if a switch came in between, so none is missed. Returns
- * the entry time, which is the clock's base: one clock read per entry
- * (each costs ~40 ns in these VMs).
+ * the entry time, which is the clock's base: one clock read per entry,
+ * among the costliest steps of a probe (docs/probe-cost.md).
  */
 static __always_inline __u64 activate(struct thread_calls *tc, struct task_struct *task)
 {
@@ -760,8 +760,9 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
 		r->counters[k] = deltas && k < nr_events ? deltas[k] : 0;
 	/*
-	 * A wakeup per record costs ~2.4 us here; the consumer drains on a
-	 * timer and is woken early only when data piles up.
+	 * A wakeup per record would cost the probed call more than the record
+	 * itself (an irq_work and the consumer's poll per call); the consumer
+	 * drains on a timer and is woken early only when data piles up.
 	 */
 	if (wakeup_bytes && bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
@@ -798,7 +799,7 @@ __noinline int count_lost(const struct thread_calls *tc, const struct frame *f, 
 /*
  * An atomic only for a term that is not 0: most calls fault no page, are
  * never switched out and run no probed call inside. (On a single thread an
- * uncontended atomic is cheap, within the noise here; threads calling a
+ * uncontended atomic costs little beside the probe; threads calling a
  * function on several CPUs write the same cache lines, and fewer writes
  * move them between CPUs less often.)
  */
@@ -1134,7 +1135,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 
 	/*
 	 * Storage is created only for threads of tracked processes, so a
-	 * thread that has it needs no tgid lookup (~20 ns a call).
+	 * thread that has it needs no tgid lookup (a hash lookup a call).
 	 */
 	tc = bpf_task_storage_get(&thread_calls, task, NULL, 0);
 	if (!tc) {
@@ -1284,7 +1285,7 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
  * that pushed a frame, and that frame is the top one once the frames the
  * stack left behind are dropped (a tail call's share its %sp, and their
  * returns run innermost first): no cookie to read and compare (a helper
- * call, ~10 ns here: docs/probe-cost.md).
+ * call saved per return: docs/probe-cost.md).
  */
 static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_session)
 {

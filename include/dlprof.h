@@ -162,10 +162,30 @@ struct call_record {
 	__u64 counters[DLPROF_MAX_EVENTS];	/* deltas, in the order of the recorded events */
 };
 
+/*
+ * The sizes of the attribution maps (attribution_maps.h), here beside the
+ * diagnostics that count what did not fit, so that reports can name them.
+ * Entries of group_stats: each holds a whole histogram (~5.3 KiB), and the
+ * map is preallocated (an entry allocated at a call could fail under a
+ * burst), so 4096 entries take ~22 MiB, only when --by is not function.
+ * Calls of groups beyond it are counted in diag.group_overflow and stay in
+ * the per-function aggregates.
+ */
+#define DLPROF_MAX_GROUPS	4096
+
+/* Processes whose name and cgroup the BPF side keeps (proc_meta). */
+#define DLPROF_MAX_PROCS	65536
+
+/*
+ * Threads whose own name the BPF side keeps in record mode (thread_names),
+ * keyed by tid; each entry ~64 bytes preallocated (~2 MiB). Names past it
+ * are counted in diag.thread_names_full.
+ */
+#define DLPROF_MAX_THREADS	32768
+
 /* Profiler-wide diagnostics, per CPU. */
 struct dlprof_diag {
 	__u64 orphan_returns;	/* a return with no matching entry (entered before attach, forked child) */
-	__u64 stats_alloc_failed;	/* unused since func_stats are preallocated; kept for the trace layout */
 	__u64 storage_failed;	/* no per-thread storage: the call was counted but not timed */
 	__u64 ringbuf_drops;	/* call records lost to a full ringbuf (aggregates still exact) */
 	__u64 counter_read_failed;	/* a perf counter could not be read: that call's counters are incomplete */

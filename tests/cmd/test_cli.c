@@ -4,11 +4,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "probe/attach.h"
 #include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "probe/probe_table.h"
 
 #define ARGV(...) ((char *[]){ "dlprof-bpf", __VA_ARGS__, NULL })
@@ -19,7 +22,7 @@ static int parse(char **argv, struct profile_opts *o, char *err)
 
 	while (argv[argc])
 		argc++;
-	return cli_parse(argc, argv, false, o, err, 256);
+	return cli_parse_cmd(CLI_LIVE, argc, argv, o, err, 256);
 }
 
 static void test_full_command(void **state)
@@ -122,6 +125,50 @@ static void test_help_without_lib(void **state)
 	cli_opts_free(&o);
 }
 
+/* What commands_main prints on stdout for argv, into out; returns its exit status. */
+static int run_main(char **argv, char *out, size_t out_sz)
+{
+	FILE *f = tmpfile();
+	int saved = dup(STDOUT_FILENO), argc = 0, status;
+	size_t n;
+
+	assert_non_null(f);
+	while (argv[argc])
+		argc++;
+	fflush(stdout);
+	assert_int_equal(dup2(fileno(f), STDOUT_FILENO), STDOUT_FILENO);
+	status = commands_main(argc, argv);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(out, 1, out_sz - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	return status;
+}
+
+/* Each command hands --help back to the command table, which prints that command's help. */
+static void test_commands_answer_help(void **state)
+{
+	static const char *const names[] = { "live", "record", "top", "merge", "report", "dump", "export",
+					     "list", "agent" };
+	char out[16384], usage[64];
+
+	(void)state;
+	assert_int_equal(run_main(ARGV("--help"), out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "Usage: dlprof-bpf [live]"));
+	assert_non_null(strstr(out, "Commands:"));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(run_main(ARGV((char *)names[i], "--help"), out, sizeof(out)), 0);
+		snprintf(usage, sizeof(usage), "Usage: dlprof-bpf %s", strcmp(names[i], "live") ? names[i] : "[live]");
+		assert_non_null(strstr(out, usage));
+		assert_non_null(strstr(out, "\nOptions:\n"));
+	}
+	assert_int_equal(run_main(ARGV("reprot"), out, sizeof(out)), EXIT_USAGE);
+	assert_string_equal(out, "");
+}
+
 static void test_record_options(void **state)
 {
 	char *live[] = { "dlprof-bpf", "-l", "x", "-o", "t.d", NULL };
@@ -133,23 +180,23 @@ static void test_record_options(void **state)
 
 	(void)state;
 	/* -o is the summary file of the live mode, the trace directory of record. */
-	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), 0);
+	assert_int_equal(cli_parse_cmd(CLI_LIVE, 5, live, &o, err, sizeof(err)), 0);
 	assert_string_equal(o.output, "t.d");
 	cli_opts_free(&o);
 	live[3] = "--ringbuf-size";
 	live[4] = "4M";
-	assert_int_equal(cli_parse(5, live, false, &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(cli_parse_cmd(CLI_LIVE, 5, live, &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "belongs to 'dlprof-bpf record'"));
 	cli_opts_free(&o);
-	assert_int_equal(cli_parse(9, rec, true, &o, err, sizeof(err)), 0);
+	assert_int_equal(cli_parse_cmd(CLI_RECORD, 9, rec, &o, err, sizeof(err)), 0);
 	assert_string_equal(o.output, "t.d");
 	assert_int_equal(o.ringbuf_bytes, 4u << 20);
 	assert_true(o.no_compress);
 	cli_opts_free(&o);
-	assert_int_equal(cli_parse(7, bad_size, true, &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(cli_parse_cmd(CLI_RECORD, 7, bad_size, &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "power of two"));
 	cli_opts_free(&o);
-	assert_int_equal(cli_parse(3, no_out, true, &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(cli_parse_cmd(CLI_RECORD, 3, no_out, &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "needs -o"));
 	cli_opts_free(&o);
 }
@@ -321,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_command_end_options),
 		cmocka_unit_test(test_help_without_lib),
+		cmocka_unit_test(test_commands_answer_help),
 		cmocka_unit_test(test_record_options),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_selection_demangled),

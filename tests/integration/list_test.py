@@ -79,6 +79,10 @@ def test_classes_follow_the_assembly():
         }, f"comptest, --placement {placement}")
 
 
+# libdlcxx's functions whose code reaches nothing that can unwind through them.
+UNWIND_SAFE_CXX = {"_init", "_fini", "dlx_cleanup_log"}
+
+
 @modes("session")
 def test_entry_only_and_ifunc():
     """libc's setjmp family keeps its return address; its time is an IFUNC resolved into the
@@ -93,8 +97,11 @@ def test_entry_only_and_ifunc():
     reasons = {f.get("entry_only_reason") for f in auto["functions"] if f["class"] == "entry_only"}
     check(reasons <= {"unwinding", "return-address"}, f"reasons {reasons}")
     repaired = "unwinding" not in reasons
-    check(repaired or auto["counts"]["entry_only"] == len(auto["functions"]),
-          f"unwinding cannot be repaired here, yet not every function is entry-only: {auto['counts']}")
+    # Without the repair, only what the library's own code shows cannot start an unwind is timed
+    # (docs/live-mode.md): of libdlcxx, the functions that throw, catch, call back or cancel nothing.
+    timed = {f["name"] for f in auto["functions"] if f["class"] != "entry_only"}
+    check(repaired or timed <= UNWIND_SAFE_CXX,
+          f"unwinding cannot be repaired here, yet {sorted(timed - UNWIND_SAFE_CXX)} are timed: {auto['counts']}")
     check(not any(f.get("entry_only_reason") == "unwinding" for f in unsafe["functions"]),
           "--unwind unsafe still counts functions at entry only for unwinding")
 

@@ -74,7 +74,7 @@ static void test_demux_and_meta(void **state)
 {
 	struct trace_writer_opts o = { .nr_cpus = 3, .mono_start_ns = 1000, .realtime_offset_ns = 5 };
 	struct dlprof_diag diag[3] = { { .ringbuf_drops = 1 }, { .ringbuf_drops = 2, .orphan_returns = 4 },
-				       { .storage_failed = 7, .stats_alloc_failed = 1 } };
+				       { .storage_failed = 8 } };
 	struct call_record r = { .type = REC_CALL, .ts_ns = 2000, .dur_ns = 10 };
 	char *dir = make_tmpdir(), err[256];
 	struct trace_writer_stats st;

@@ -51,7 +51,8 @@ struct budget_plan {
  * Shedding also takes every function that costs more than this share of
  * the budget: while the costliest are probed, the program runs many times
  * slower and the next ones look cheap; once those go, they would follow one
- * tier at a time, each with a relink (bench/agent_budget.py saw four).
+ * tier at a time, each with a relink (dlprof_agent_relinks_total counts
+ * them, docs/agent.md).
  */
 #define BUDGET_SHED_FLOOR 0.02
 void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,

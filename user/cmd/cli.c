@@ -623,11 +623,6 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 	return check_profile(cmd, opts, err, err_sz);
 }
 
-int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz)
-{
-	return cli_parse_cmd(record ? CLI_RECORD : CLI_LIVE, argc, argv, opts, err, err_sz);
-}
-
 void cli_opts_free(struct profile_opts *opts)
 {
 	if (!opts)

@@ -16,6 +16,12 @@
 
 /* The exit status of a command line the tool cannot take (as getopt tools use). */
 #define EXIT_USAGE 2
+/*
+ * What a command returns, instead of an exit status, when its options ask
+ * for --help: the command table (commands.c) prints that command's help and
+ * exits 0, so no command needs the table.
+ */
+#define CMD_HELP (-2)
 
 /* The commands, as the option table names them (a mask: an option may serve several). */
 enum cli_cmd {
@@ -96,12 +102,9 @@ struct profile_opts {
 #define KILL_AFTER_S_DEFAULT 5.0
 
 /*
- * Parse argv into opts, for the live mode or (record) for "dlprof-bpf
- * record". Returns 0, or -EINVAL with a one-line message (no trailing
- * newline) in err.
+ * Parse argv into opts for one command; argv[0] is the command's name.
+ * Returns 0, or -EINVAL with a one-line message (no trailing newline) in err.
  */
-int cli_parse(int argc, char **argv, bool record, struct profile_opts *opts, char *err, size_t err_sz);
-/* The same for any one command; argv[0] is the command's name. */
 int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts, char *err, size_t err_sz);
 /* The options of cmd, one line each, as --help shows them. */
 void cli_print_options(FILE *out, enum cli_cmd cmd);

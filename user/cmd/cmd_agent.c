@@ -6,7 +6,6 @@
 #include "agent/agent.h"
 #include "agent/http_server.h"
 #include "cmd/cli.h"
-#include "cmd/commands.h"
 #include "cmd/cmd_agent.h"
 #include "cmd/version.h"
 #include "probe/session.h"
@@ -125,13 +124,11 @@ int cmd_agent(int argc, char **argv)
 		goto cleanup;
 	}
 	if (opts.help || opts.version || opts.list_events) {
-		if (opts.help)
-			commands_print_help(stdout, CLI_AGENT);
-		else if (opts.version)
+		if (opts.version && !opts.help)
 			version_print(stdout, opts.verbose);
-		else
+		else if (!opts.help)
 			session_list_events(stdout);
-		status = 0;
+		status = opts.help ? CMD_HELP : 0;
 		goto cleanup;
 	}
 	if (!opts.libs.cnt) {

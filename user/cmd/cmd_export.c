@@ -50,7 +50,7 @@ static int export(struct trace_input *in, const struct profile_opts *opts)
 	int ret;
 
 	if (weight == -EINVAL)
-		return TRACE_EXIT_USAGE;
+		return EXIT_USAGE;
 	if (!opts->output) {
 		ret = export_to(in, opts, stdout, weight);
 		goto done;

@@ -5,7 +5,6 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd_list.h"
-#include "cmd/commands.h"
 #include "cmd/live.h"
 #include "elf/demangle.h"
 #include "output/func_classes.h"
@@ -127,30 +126,10 @@ static int open_session(struct list_cmd *l, bool can_bpf)
 		.pids = l->opts.pids,
 		.nr_pids = l->opts.nr_pids,
 	};
-	char msg[2048];
 	bool no_pmu;
-	int err;
 
 	cli_selection(&l->opts, &so.sel);
-	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
-	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
-		errmsg("%s", msg);
-		return EXIT_USAGE;
-	}
-	if (!l->session) {
-		errmsg("cannot read the libraries: %s", strerror(errno));
-		return 1;
-	}
-	err = session__prepare(l->session, msg, sizeof(msg));
-	if (err == -E2BIG) {
-		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
-		return 1;
-	}
-	if (err) {
-		errmsg("%s", msg);
-		return 1;
-	}
-	return 0;
+	return live_session_start(&so, &l->session, &no_pmu);
 }
 
 static int list_run(struct list_cmd *l, int argc, char **argv)
@@ -163,10 +142,8 @@ static int list_run(struct list_cmd *l, int argc, char **argv)
 		errmsg("%s", msg);
 		return EXIT_USAGE;
 	}
-	if (l->opts.help) {
-		commands_print_help(stdout, CLI_LIST);
-		return 0;
-	}
+	if (l->opts.help)
+		return CMD_HELP;
 	live_set_libbpf_print(l->opts.verbose);
 	for (size_t i = 0; i < l->opts.nr_pids; i++) {
 		if (target_pid_check(l->opts.pids[i])) {

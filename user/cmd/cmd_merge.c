@@ -87,7 +87,7 @@ int cmd_merge(int argc, char **argv)
 	int ret;
 
 	ret = trace_cmd_args(CLI_MERGE, argc, argv, &opts);
-	if (ret >= 0)
+	if (ret)
 		return ret;
 	/* Before reading anything: a refused output is the whole answer. */
 	if (output_file__check(opts.output, opts.input, err, sizeof(err))) {

@@ -14,7 +14,7 @@
 struct command {
 	const char *name;
 	enum cli_cmd id;
-	int (*run)(int argc, char **argv);
+	int (*run)(int argc, char **argv);	/* the exit status, or CMD_HELP */
 	const char *usage;	/* after "dlprof-bpf " */
 	const char *help;
 };
@@ -61,7 +61,11 @@ static const struct command *command_of(enum cli_cmd id)
 	return &commands[0];
 }
 
-void commands_print_help(FILE *out, enum cli_cmd id)
+/*
+ * A command's help: its usage, its options from the option table; the live
+ * mode's (the top-level help) also lists the commands.
+ */
+static void print_help(FILE *out, enum cli_cmd id)
 {
 	const struct command *c = command_of(id);
 
@@ -129,14 +133,25 @@ static int unknown_command(const char *word)
 	return EXIT_USAGE;
 }
 
+/* c's exit status; its help when its options asked for it. */
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	int status = c->run(argc, argv);
+
+	if (status != CMD_HELP)
+		return status;
+	print_help(stdout, c->id);
+	return 0;
+}
+
 int commands_main(int argc, char **argv)
 {
 	if (argc < 2)
-		return cmd_live(argc, argv);
+		return run_command(command_of(CLI_LIVE), argc, argv);
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return run_command(&commands[i], argc - 1, argv + 1);
 	if (argv[1][0] != '-')
 		return unknown_command(argv[1]);
-	return cmd_live(argc, argv);
+	return run_command(command_of(CLI_LIVE), argc, argv);
 }

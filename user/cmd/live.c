@@ -15,7 +15,6 @@
 #include <bpf/libbpf.h>
 
 #include "cmd/cli.h"
-#include "cmd/commands.h"
 #include "cmd/live.h"
 #include "cmd/version.h"
 #include "dlprof.h"
@@ -85,6 +84,32 @@ void live_set_libbpf_print(int verbose)
 {
 	verbosity = verbose;
 	libbpf_set_print(libbpf_print);
+}
+
+int live_session_start(const struct session_opts *so, struct session **out, bool *no_pmu)
+{
+	char msg[2048];
+	int err;
+
+	*out = session__new(so, no_pmu, msg, sizeof(msg));
+	if (!*out && (errno == EINVAL || errno == EOPNOTSUPP)) {
+		errmsg("%s", msg);
+		return EXIT_USAGE;
+	}
+	if (!*out) {
+		errmsg("cannot read the libraries: %s", strerror(errno));
+		return 1;
+	}
+	err = session__prepare(*out, msg, sizeof(msg));
+	if (err == -E2BIG) {
+		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
+		return 1;
+	}
+	if (err) {
+		errmsg("%s", msg);
+		return 1;
+	}
+	return 0;
 }
 
 /* The final summary into -o FILE, which replaces FILE only once it is whole. */
@@ -272,9 +297,9 @@ static int print_report(struct live *l, bool final)
 	/*
 	 * An interval spans from read to read: the counts are taken first, and
 	 * the rest of the read, the histograms, the names and the output take
-	 * their time (0.1-0.4 s the first time on 5,000 functions). Stamped
-	 * after them, an interval's calls were divided by a span that was not
-	 * theirs (twice the rate in the second interval).
+	 * their time (the most the first time, and more with more functions).
+	 * Stamped after them, an interval's calls were divided by a span that
+	 * was not theirs (twice the rate in the second interval).
 	 */
 	l->read_s = mono_seconds();
 	err = session__read(l->session, final, l->funcs, &tot);
@@ -724,24 +749,9 @@ static int start_session(struct live *l)
 	if (l->progress_tty && !print_after_progress)
 		print_after_progress = messages_set_print(print_past_progress);
 	/* Usage errors before the libraries are read: one line, and no warning about them first. */
-	l->session = session__new(&so, &no_pmu, msg, sizeof(msg));
-	if (!l->session && (errno == EINVAL || errno == EOPNOTSUPP)) {
-		errmsg("%s", msg);
-		return EXIT_USAGE;
-	}
-	if (!l->session) {
-		errmsg("cannot start the profile: %s", strerror(errno));
-		return 1;
-	}
-	err = session__prepare(l->session, msg, sizeof(msg));
-	if (err == -E2BIG) {
-		errmsg("%s: narrow them with --lib/--func/--exclude, or allow them with --max-functions N", msg);
-		return 1;
-	}
-	if (err) {
-		errmsg("%s", msg);
-		return 1;
-	}
+	err = live_session_start(&so, &l->session, &no_pmu);
+	if (err)
+		return err;
 	if (no_pmu)
 		errmsg("this machine has no hardware PMU: counting page-faults and context-switches (-e list shows the events)");
 	note_table(session__table(l->session));
@@ -837,10 +847,8 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 		errmsg("%s", msg);
 		return EXIT_USAGE;
 	}
-	if (l->opts.help) {
-		commands_print_help(stdout, cmd);
-		return 0;
-	}
+	if (l->opts.help)
+		return CMD_HELP;
 	if (l->view && !l->opts.interval_s)
 		l->opts.interval_s = 1;
 	if (l->view && !l->opts.version && !l->opts.list_events && (err = l->view->check(l->view->ctx)))

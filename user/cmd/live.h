@@ -9,10 +9,18 @@
 #include "output/interval_json.h"
 #include "output/report.h"
 
-/* The live mode: attach, run until the end condition, print the summary. Returns the exit status. */
+/* The live mode: attach, run until the end condition, print the summary. Returns the exit status, or CMD_HELP. */
 int cmd_live(int argc, char **argv);
 /* The live mode that also writes a trace of every call (-o DIR). */
 int cmd_record(int argc, char **argv);
+
+struct session;
+struct session_opts;
+/*
+ * A session made and its libraries read, for any command: 0, or the exit
+ * status after one line saying why (EXIT_USAGE for a usage error).
+ */
+int live_session_start(const struct session_opts *so, struct session **out, bool *no_pmu);
 
 /* libbpf's messages on stderr as -v asks: its warnings with -v, its info too with -vv. */
 void live_set_libbpf_print(int verbose);

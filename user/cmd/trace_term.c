@@ -6,7 +6,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/commands.h"
 #include "cmd/trace_term.h"
 #include "elf/demangle.h"
 #include "util/clock.h"
@@ -20,13 +19,9 @@ int trace_cmd_args(enum cli_cmd cmd, int argc, char **argv, struct profile_opts 
 
 	if (cli_parse_cmd(cmd, argc, argv, opts, err, sizeof(err))) {
 		errmsg("%s", err);
-		return TRACE_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
-	if (opts->help) {
-		commands_print_help(stdout, cmd);
-		return 0;
-	}
-	return -1;
+	return opts->help ? CMD_HELP : 0;
 }
 
 int trace_cmd_open(struct trace_input **in, const char *path)
@@ -48,7 +43,7 @@ int trace_cmd_read(enum cli_cmd cmd, int argc, char **argv,
 	int ret;
 
 	ret = trace_cmd_args(cmd, argc, argv, &opts);
-	if (ret >= 0)
+	if (ret)
 		return ret;
 	if (trace_cmd_open(&in, opts.input))
 		return 1;

@@ -9,15 +9,13 @@
 #include "util/messages.h"
 #include "trace/trace_input.h"
 
-#define TRACE_EXIT_USAGE 2
-
 /*
  * A read command, "dlprof-bpf CMD DIR|FILE.dlt [options]" (merge, report,
- * dump): parses its options (cmd/cli.c's table), answers --help, opens the
- * one input and returns run()'s exit status, or that of what was wrong,
- * said in one line.
+ * dump): parses its options (cmd/cli.c's table), opens the one input and
+ * returns run()'s exit status, CMD_HELP for --help, or the exit status of
+ * what was wrong, said in one line.
  */
-/* The options of a read command: -1 to go on, else the exit status (--help answered, or a usage error said). */
+/* The options of a read command: 0 to go on, else what to return (CMD_HELP, or EXIT_USAGE with the error said). */
 int trace_cmd_args(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *opts);
 /* The one input of a read command: 0, or 1 with what was wrong said. */
 int trace_cmd_open(struct trace_input **in, const char *path);

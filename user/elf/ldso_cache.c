@@ -27,7 +27,7 @@
 #define NEW_ENDIAN_LITTLE	2
 #define NEW_ENDIAN_BIG		3
 
-/* The real cache is ~40 KiB; anything far larger is not one and must not exhaust memory. */
+/* A real cache holds one entry per installed library; anything far larger is not one and must not exhaust memory. */
 #define CACHE_MAX_SZ		(64u << 20)
 
 /* Reads through memcpy: test buffers and the old+new layout need not be aligned. */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Where on a function the entry uprobe goes. x86-64 single-steps most
- * probed instructions (~20 µs a hit in our VMs) and emulates a few (~0.6
- * µs): the probe moves to the first emulated instruction when the ones it
- * skips cannot change what the entry and return probes see.
+ * probed instructions, a second trap per hit, and emulates a few, an order
+ * of magnitude cheaper (`dlprof-bpf list` prints both costs on the machine
+ * at hand, docs/probe-placement.md): the probe moves to the first emulated
+ * instruction when the ones it skips cannot change what the entry and
+ * return probes see.
  */
 #ifndef DLPROF_PROBE_PLACEMENT_H
 #define DLPROF_PROBE_PLACEMENT_H

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "attribution.h"
 #include "model/probe_class.h"
 #include "output/overhead_note.h"
 #include "output/report.h"

@@ -22,11 +22,15 @@ extern long dlprof_calib_stepped(long x);
 
 /*
  * Calls timed one by one, per class: the median of single calls is what a
- * busy machine's preemptions leave alone (a mean over a loop is not).
+ * busy machine's preemptions leave alone (a mean over a loop is not). A
+ * single-stepped call takes one trap more than an emulated one, an order
+ * of magnitude more time, so it gets a tenth of the calls and calibration
+ * takes about as long for each class; `dlprof-bpf list` prints what both
+ * cost on the machine at hand (docs/list.md).
  */
 static const unsigned int calls_timed[DLPROF_PROBE_CLASSES] = {
-	[DLPROF_PROBE_EMULATED] = 4001,	/* ~1 us each when probed */
-	[DLPROF_PROBE_STEPPED] = 401,	/* ~10-20 us each when probed, in our VMs */
+	[DLPROF_PROBE_EMULATED] = 4001,
+	[DLPROF_PROBE_STEPPED] = 401,
 };
 
 static int cmp_u64(const void *a, const void *b)

@@ -4,8 +4,8 @@
  *
  * Closing a uprobe link waits in the kernel (synchronize_srcu) until no
  * task is inside the probe machinery; a task stuck there (a program
- * spinning after a broken return) kept one waiting for 10 minutes in
- * state D. A detacher lets the profiler keep its signals and its summary
+ * spinning after a broken return) keeps the close waiting, in state D, for
+ * as long as it stays stuck. A detacher lets the profiler keep its signals and its summary
  * while the kernel takes its time.
  *
  * A classic probe is a perf event, and the kernel releases each one with

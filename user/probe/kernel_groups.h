@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attribution.h"
+#include "attribution_maps.h"
 #include "model/attribution.h"
 #include "model/func_summary.h"
 #include "probe/container_names.h"

@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "attribution.h"
+#include "attribution_maps.h"
 #include "probe/kernel_stats.h"
 #include "probe/proc_info.h"
 #include "probe/recorder.h"

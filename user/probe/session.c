@@ -21,7 +21,7 @@
 #include "probe/copy_discovery.h"
 #include "probe/detacher.h"
 #include "probe/events.h"
-#include "attribution.h"
+#include "attribution_maps.h"
 #include "probe/kernel_groups.h"
 #include "probe/kernel_stats.h"
 #include "probe/kernel_features.h"
@@ -797,7 +797,7 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 		return ret;
 	s->tot.orphan_returns = diag.orphan_returns;
 	s->tot.unwind_slots = diag.unwind_slots;
-	s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+	s->tot.incomplete = diag.storage_failed;
 	s->tot.group_overflow = diag.group_overflow;
 	s->tot.thread_names_full = diag.thread_names_full;
 	s->tot.proc_meta_full = diag.proc_meta_full;
@@ -1152,7 +1152,7 @@ int session__read_totals(struct session *s, struct session_totals *tot)
 		kernel_diag_sum(per_cpu, ncpu, &diag);
 		s->tot.orphan_returns = diag.orphan_returns;
 		s->tot.unwind_slots = diag.unwind_slots;
-		s->tot.incomplete = diag.stats_alloc_failed + diag.storage_failed;
+		s->tot.incomplete = diag.storage_failed;
 	}
 	free(per_cpu);
 	*tot = s->tot;

@@ -14,7 +14,6 @@
 struct trace_input {
 	struct trace_meta *meta;
 	struct trace_merge *merge;
-	bool merged;
 };
 
 static int open_dir(struct trace_input *in, const char *path, char *err, size_t err_sz)
@@ -78,7 +77,6 @@ static int open_dlt(struct trace_input *in, const char *path, char *err, size_t 
 		snprintf(err, err_sz, "%s: %s", path, why);
 		return ret;
 	}
-	in->merged = true;
 	ret = trace_merge__add_source(in->merge, r, base ? base + 1 : path);
 	if (ret)
 		snprintf(err, err_sz, "%s", strerror(-ret));
@@ -131,11 +129,6 @@ void trace_input__free(struct trace_input *in)
 const struct trace_meta *trace_input__meta(const struct trace_input *in)
 {
 	return in->meta;
-}
-
-bool trace_input__is_merged(const struct trace_input *in)
-{
-	return in->merged;
 }
 
 int trace_input__next(struct trace_input *in, const struct call_record **rec)

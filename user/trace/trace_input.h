@@ -22,7 +22,6 @@ struct trace_input;
  */
 int trace_input__open(struct trace_input **out, const char *path, char *err, size_t err_sz);
 const struct trace_meta *trace_input__meta(const struct trace_input *in);
-bool trace_input__is_merged(const struct trace_input *in);
 /* 1 and *rec (valid until the next call), 0 at the end, -ENOMEM. */
 int trace_input__next(struct trace_input *in, const struct call_record **rec);
 /* The merge underneath: damage so far, progress. */

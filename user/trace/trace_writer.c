@@ -278,7 +278,7 @@ int trace_writer__flush(struct trace_writer *w, __u64 now_ns, const struct dlpro
 			w->meta->cpus[c].ringbuf_drops = diag[c].ringbuf_drops;
 			w->meta->orphan_returns += diag[c].orphan_returns;
 			/* The same sum the live summary calls "counted but not timed". */
-			w->meta->untimed_calls += diag[c].stats_alloc_failed + diag[c].storage_failed;
+			w->meta->untimed_calls += diag[c].storage_failed;
 		}
 	}
 	w->meta->last_flush_ns = now_ns ? now_ns : clock_ns(CLOCK_MONOTONIC);

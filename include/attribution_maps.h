@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Attribution (--by): the in-kernel aggregates keyed by (function, group),
- * and what the BPF side captures about processes and cgroups at first
- * sight, so a process that lived a few milliseconds is still named.
- * Shared by the BPF programs and userspace (docs/containers.md,
- * "Attribution keys").
+ * The maps of attribution (--by): the in-kernel aggregates keyed by
+ * (function, group), and what the BPF side captures about processes and
+ * cgroups at first sight, so a process that lived a few milliseconds is
+ * still named. Shared by the BPF programs and probe/ (docs/containers.md,
+ * "Attribution keys"); what a row is attributed to, for every other part,
+ * is model/attribution.h.
  */
-#ifndef DLPROF_ATTRIBUTION_H
-#define DLPROF_ATTRIBUTION_H
+#ifndef DLPROF_ATTRIBUTION_MAPS_H
+#define DLPROF_ATTRIBUTION_MAPS_H
 
 #include "dlprof.h"
 
@@ -17,25 +18,6 @@ enum dlprof_group_by {
 	DLPROF_BY_PROCESS = 1,		/* group = tgid */
 	DLPROF_BY_CGROUP = 2,		/* group = cgroup v2 id (bpf_get_current_cgroup_id()) */
 };
-
-/*
- * Entries of group_stats: each holds a whole histogram (~5.3 KiB), and the
- * map is preallocated (an entry allocated at a call could fail under a
- * burst), so 4096 entries take ~22 MiB, only when --by is not function.
- * Calls of groups beyond it are counted in diag.group_overflow and stay in
- * the per-function aggregates.
- */
-#define DLPROF_MAX_GROUPS	4096
-
-/* Processes whose name and cgroup the BPF side keeps (proc_meta). */
-#define DLPROF_MAX_PROCS	65536
-
-/*
- * Threads whose own name the BPF side keeps in record mode (thread_names),
- * keyed by tid; each entry ~64 bytes preallocated (~2 MiB). Names past it
- * are counted in diag.thread_names_full.
- */
-#define DLPROF_MAX_THREADS	32768
 
 /* The kernel's TASK_COMM_LEN. */
 #define DLPROF_COMM_LEN		16
@@ -82,4 +64,4 @@ struct cgroup_meta {
 	char names[DLPROF_CGROUP_LEVELS][DLPROF_CGROUP_NAME_LEN];
 };
 
-#endif /* DLPROF_ATTRIBUTION_H */
+#endif /* DLPROF_ATTRIBUTION_MAPS_H */
