@@ -14,7 +14,7 @@ In one invocation:
              agent starts: the agent's cold start (every function sampled
              until measured) against an unprobed run of the same length;
   agent      the agent on all of libcrypto under its budget (the default
-             unless --max-overhead): one first run right after /healthz
+             unless --max-overhead): one first run right after /readyz
              (cold: every function idle at the start was linked), then
              --runs runs, bytes/s; throughput loss;
   rates      one --long seconds run under the agent: the call rates its
@@ -232,11 +232,16 @@ def start_agent(dlprof, lib, port, max_overhead):
         args += ["--max-overhead", max_overhead]
     agent = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
+    # Ready: /readyz; a build from before it (--baseline) said readiness on /healthz.
+    path = "/readyz"
     while time.time() < deadline:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
                 if r.status == 200:
                     return agent
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                path = "/healthz"
         except OSError:
             pass
         if agent.poll() is not None:

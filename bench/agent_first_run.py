@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The agent's first run and the run after, two builds side by side: each round
 runs openssl unprobed, then starts the agent of one build on all of
-libcrypto.so.3 (its default budget), waits for /healthz 200 and a second,
+libcrypto.so.3 (its default budget), waits for /readyz 200 and a second,
 runs `openssl speed -seconds 2 -bytes 64 sha256` twice and stops the agent;
 the builds take turns, in alternating order.
 

@@ -206,11 +206,17 @@ def main():
 
 
 def wait_healthy(port, agent):
+    """Until ready: /readyz (a build from before it said readiness on /healthz)."""
+    path = "/readyz"
     for _ in range(600):
         with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    path = "/healthz"
         if agent.poll() is not None:
             raise SystemExit(f"the agent exited {agent.returncode}")
         time.sleep(0.1)

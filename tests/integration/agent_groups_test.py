@@ -115,7 +115,7 @@ def test_agent_series_per_container_exact():
         host = start_waiting_driver(["count", "10000"])
         try:
             with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--series-grace", "1"]) as a:
-                a.wait_health()
+                a.wait_ready()
                 for w in ws:
                     drive(w.p)
                 drive(host)
@@ -157,7 +157,7 @@ def test_agent_budget_covers_container_copy():
         try:
             with Agent(["--lib", name, "--func", "dlt_add", "--max-overhead", "0.05"],
                        env=profiler_env(host_dir)) as a:
-                a.wait_health()
+                a.wait_ready()
                 check(re.search(rf"copy /app/{re.escape(name)}.*: 0 functions", a.text()),
                       f"the copy was linked before the cold start's plan: {a.text()}")
                 c.stdin.write("go\n")
@@ -201,7 +201,7 @@ def test_agent_pod_selector():
             env = dict(os.environ, DLPROF_AGENT_POD="web-*")
             with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--namespace", "sh*"],
                        env=env) as a:
-                a.wait_health()
+                a.wait_ready()
                 for w in ws:
                     drive(w.p)
                 drive(host)
@@ -271,7 +271,7 @@ def test_agent_kubelet_pod_names():
         ws.append(Workload(image, tmp, 5000, pod=(str(uuid.uuid4()), "other", "elsewhere")))
         with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--namespace", "payments",
                     "--kubelet-url", url, "--kubelet-token", token, "--kubelet-ca", cert]) as a:
-            a.wait_health()
+            a.wait_ready()
             for w in ws:
                 drive(w.p)
             labels = wait_series(a, {ws[0].cid: 25000})
@@ -285,7 +285,7 @@ def test_agent_kubelet_pod_names():
             f.write("wrong\n")
         with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off",
                     "--kubelet-url", url, "--kubelet-token", token, "--kubelet-ca", cert]) as a:
-            a.wait_health()
+            a.wait_ready()
             ws.append(Workload(image, tmp, 1000, pod=(str(uuid.uuid4()), "unused", "unused"), pod_files=False))
             drive(ws[-1].p)
             deadline = time.time() + 15

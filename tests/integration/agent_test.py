@@ -36,8 +36,8 @@ LOGFMT = re.compile(r'^ts=\S+ event=[a-z_]+( [a-z_]+=("([^"\\]|\\.)*"|\S*))*$')
 class Agent:
     """The agent in the background on 127.0.0.1:<free port>; its log kept."""
 
-    def __init__(self, args, env=None):
-        self.port = free_port()
+    def __init__(self, args, env=None, port=None):
+        self.port = port or free_port()
         cmd = [DLPROF, "agent", "--listen", f"127.0.0.1:{self.port}", "--refresh", "0.2"]
         if ATTACH:
             cmd += ["--attach", ATTACH]
@@ -54,17 +54,22 @@ class Agent:
         except OSError:
             return 0, ""
 
-    def wait_health(self, want=200, timeout=60):
+    def wait_status(self, path, want, timeout):
+        """Polls path until it answers want; the statuses seen on the way."""
         deadline = time.time() + timeout
         seen = set()
         while time.time() < deadline:
-            status, _ = self.get("/healthz")
+            status, _ = self.get(path)
             seen.add(status)
             if status == want:
                 return seen
             check(self.p.poll() is None, f"agent exited {self.p.returncode}: {self.text()}")
             time.sleep(0.02)
-        raise AssertionError(f"/healthz never said {want} (saw {seen}): {self.text()}")
+        raise AssertionError(f"{path} never said {want} (saw {seen}): {self.text()}")
+
+    def wait_ready(self, want=200, timeout=60):
+        """/readyz: 200 once the calls of the functions in the links are counted exactly."""
+        return self.wait_status("/readyz", want, timeout)
 
     def text(self):
         self.log.seek(0)
@@ -130,7 +135,7 @@ def run_driver(args):
 def test_agent_exact_counts_and_histogram():
     """dlprof_calls_total equals the workload's count; the histogram's count is the timed calls."""
     with Agent(["--lib", LIB, "--max-overhead", "off"]) as a:
-        a.wait_health()
+        a.wait_ready()
         run_driver(["count", "54321"])
         text = wait_value(a, lambda t: calls(t, "dlt_add"), 54321)
         buckets = [(float("inf") if le == "+Inf" else float(le), v) for lbl, v in
@@ -141,6 +146,11 @@ def test_agent_exact_counts_and_histogram():
         check(all(b[1] <= c[1] for b, c in zip(buckets, buckets[1:])), f"buckets not cumulative: {buckets}")
         count = [v for lbl, v in samples(text, "dlprof_call_duration_seconds_count").items() if 'function="dlt_add"' in lbl]
         check(count == [54321] and buckets[-1][1] == 54321, f"histogram count {count}, +Inf {buckets[-1]}")
+        # Which durations these are, as the CLI's summary of the same probes says it.
+        info = list(samples(text, "dlprof_agent_info"))
+        rc, doc, err = run_profiled([DRIVER, "count", "10"], ["--func", "dlt_add"])
+        check(rc == 0 and len(info) == 1 and f'latency="{doc["latency"]}"' in info[0],
+              f"agent {info}, CLI latency {doc and doc['latency']}: {err}")
         check(a.stop() == 0, f"SIGTERM: exit {a.p.returncode}: {a.text()}")
         check("event=attach" in a.text() and "event=flush" in a.text() and "event=detach" in a.text(),
               f"log lines missing: {a.text()}")
@@ -161,7 +171,7 @@ def test_agent_promtool_clean():
     budget test checks one with sampled series)."""
     # Off: 1,000 calls in a burst cost 7 ms of probes where a probe pair costs 7 us, above 1% of a CPU.
     with Agent(["--lib", LIB, "--max-overhead", "off"]) as a:
-        a.wait_health()
+        a.wait_ready()
         run_driver(["count", "1000"])
         text = wait_value(a, lambda t: calls(t, "dlt_add"), 1000)
         promtool_check(text)
@@ -172,36 +182,87 @@ def test_agent_promtool_clean():
 
 @modes("session", "multi")
 def test_agent_sighup_reload_and_healthz():
-    """/healthz is 503 while nothing is attached: a reload (SIGHUP) whose library is gone
-    detaches and says so, the next one attaches again; counters continue across reloads."""
+    """/readyz is 503 while nothing is attached, /healthz stays 200 (the agent serves and tries
+    again): a reload (SIGHUP) whose library is gone detaches and says so, the next one attaches
+    again; counters continue across reloads."""
     with tempfile.TemporaryDirectory() as tmp:
         lib = os.path.join(tmp, "libdltest.so")
         shutil.copy(LIB, lib)
         # No budget: a burst of 1,000 calls may cost more than 1% of a CPU, and this is not its test.
         with Agent(["--lib", lib, "--max-overhead", "off"]) as a:
-            seen = a.wait_health()
-            check(seen <= {0, 503, 200}, f"/healthz answered {seen}")
+            seen = a.wait_ready()
+            check(seen <= {0, 503, 200}, f"/readyz answered {seen}")
+            check(a.get("/healthz") == (200, "ok\n"), f"/healthz of a ready agent: {a.get('/healthz')}")
             run_driver(["dlopen", lib, "1000"])
             wait_value(a, lambda t: calls(t, "dlt_add"), 1000)
             os.rename(lib, lib + ".away")
             a.p.send_signal(signal.SIGHUP)
-            a.wait_health(503)
+            a.wait_ready(503)
+            status, body = a.get("/healthz")
+            check(status == 200 and "not ready: nothing attached" in body, f"/healthz: {status} {body!r}")
+            check(a.get("/readyz")[1].startswith("not ready: nothing attached"), f"/readyz: {a.get('/readyz')}")
             check("event=reload" in a.text() and ("what=target" in a.text() or "what=attach" in a.text()),
                   f"no reload error logged: {a.text()}")
             os.rename(lib + ".away", lib)
             a.p.send_signal(signal.SIGHUP)
-            a.wait_health(200)
+            a.wait_ready(200)
             run_driver(["dlopen", lib, "500"])
             text = wait_value(a, lambda t: calls(t, "dlt_add"), 1500)
             check(samples(text, "dlprof_agent_reloads_total") == {"": 2}, "reloads not counted")
             check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
+@modes("multi", "classic")
+def test_agent_restart_after_sigkill_healthy_at_once():
+    """An agent killed (SIGKILL, as the OOM killer or a node drain does) leaves no program or
+    link behind, and the one started in its place is alive (/healthz 200) within 2 s of its
+    port listening, still in its cold start (default budget); /readyz follows once the first
+    plan is in, and the calls from then on are exact."""
+    # 1 ms per call keeps the function inside the default budget: linked, exact.
+    args = ["--lib", LIB, "--func", "dlt_sleep_ms"]
+    with Agent(args) as old:
+        old.wait_ready()
+        ours = prog_ids_of(old.p.pid)
+        check(ours, "the agent holds no BPF program fd")
+        old.p.kill()
+        old.p.wait()
+        port = old.port
+    deadline = time.time() + 10
+    while (ours & live_prog_ids()) and time.time() < deadline:
+        time.sleep(0.1)
+    check(not (ours & live_prog_ids()), f"programs {ours} still referenced after SIGKILL")
+    links = link_prog_ids()
+    check(links is None or not (ours & links), f"links of {ours} still present after SIGKILL")
+    with Agent(args, port=port) as a:
+        deadline = time.time() + 30
+        while a.get("/healthz")[0] == 0:
+            check(a.p.poll() is None and time.time() < deadline, f"never listened: {a.text()}")
+            time.sleep(0.005)
+        listening = time.monotonic()
+        alive_s, states = None, set()
+        while True:
+            (health, _), (ready, _) = a.get("/healthz"), a.get("/readyz")
+            states.add((health, ready))
+            if health == 200 and alive_s is None:
+                alive_s = time.monotonic() - listening
+            if ready == 200:
+                break
+            check(a.p.poll() is None and time.monotonic() - listening < 60, f"never ready: {a.text()}")
+            time.sleep(0.005)
+        check(alive_s is not None and alive_s <= 2, f"/healthz 200 after {alive_s} s of listening: {a.text()}")
+        # Alive before ready: the cold start (at least its first window's wait) is not a failure.
+        check((200, 503) in states, f"/healthz and /readyz answered only {states}")
+        print(f"/healthz 200 {alive_s:.3f} s after the port listened; seen {sorted(states)}")
+        run_driver(["sleep", "1", "200"])
+        wait_value(a, lambda t: calls(t, "dlt_sleep_ms"), 200)
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 @modes("session")
 def test_agent_max_series_folds():
     """--max-series 3: two function series and __other__; folding counted, no call lost."""
     with Agent(["--lib", LIB, "--max-series", "3", "--max-overhead", "off"]) as a:
-        a.wait_health()
+        a.wait_ready()
         run_driver(["count", "7000"])
         text = wait_value(a, lambda t: sum(samples(t, "dlprof_calls_total").values()) >= 7000 and
                           samples(t, "dlprof_agent_series_folded_total").get("", 0) >= 1, True)
@@ -216,7 +277,7 @@ def test_agent_budget_samples_hot_function():
     """A budget far below what a hot loop costs: dlt_add leaves the links, is sampled in
     windows, and its series says sampled="true"; the log names the budget action."""
     with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "0.05"]) as a:
-        a.wait_health()
+        a.wait_ready()
         d = start_waiting_driver(["count", "2000000"])
         try:
             drive(d)
@@ -275,7 +336,7 @@ def test_agent_relink_loses_no_call():
     counts every call (none unseen in a gap, none twice), and no relink gap is counted."""
     naps = 400
     with Agent(["--lib", LIB, "--func", "dlt_add", "--func", "dlt_nap", "--max-overhead", "50"]) as a:
-        a.wait_health()
+        a.wait_ready()
         steady = subprocess.Popen([DRIVER, "nap", "5", str(naps)])
         try:
             time.sleep(0.5)
@@ -303,7 +364,7 @@ def test_agent_reacts_to_hot_not_to_burst():
     costs less than a second's budget stays in the links, counted exactly; a hot loop leaves
     them within a fraction of a second, long before the next refresh."""
     with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "1", "--refresh", "5"]) as a:
-        a.wait_health()
+        a.wait_ready()
         run_driver(["count", "200"])
         time.sleep(1)
         check(samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}') == 0,
@@ -331,7 +392,7 @@ def spawn_mappers(n, seconds=None):
 def counts_mappings(env=None):
     """20 processes that map the library: counted as 20 mappings, the install cost timed."""
     with Agent(["--lib", LIB], env=env) as a:
-        a.wait_health()
+        a.wait_ready()
         m = re.search(r"install_ns=(\d+) lib=libdltest.so functions=(\d+)", a.text())
         check(m and int(m.group(2)) >= 8, f"no install cost timed: {a.text()}")
         before = samples(a.metrics(), "dlprof_agent_library_mappings_total").get("")
@@ -368,7 +429,7 @@ def test_agent_counts_mappings_and_budgets_them():
     counts_mappings()
     # 0.5 ms/s: one process start a second (the least the budget assumes) fits with every function linked.
     with Agent(["--lib", LIB, "--max-overhead", "0.05"]) as a:
-        a.wait_health()
+        a.wait_ready()
         sampled0 = samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}', 0)
         check(sampled0 < 23, f"{sampled0} of 23 idle functions sampled at start")
         n = spawn_mappers(10**6, seconds=4)
@@ -388,7 +449,7 @@ def test_agent_trap_cost_calibrated():
     logged with source=calibrated, exposed per class, a single-stepped probe dearer than an
     emulated one; DLPROF_AGENT_TRAP_NS replaces both with its figure."""
     with Agent(["--lib", LIB, "--func", "dlt_add"]) as a:
-        a.wait_health()
+        a.wait_ready()
         text = a.metrics()
         m = re.search(r"trap_ns_emulated=(\d+) trap_ns_single_stepped=(\d+) prog_ns=(\d+) source=(\S+)", a.text())
         check(m and m.group(4) == "calibrated", f"no calibrated trap costs logged: {a.text()}")
@@ -401,7 +462,7 @@ def test_agent_trap_cost_calibrated():
         check(0 < emulated < stepped, f"trap costs {trap}")
         check(a.stop() == 0, f"exit {a.p.returncode}")
     with Agent(["--lib", LIB, "--func", "dlt_add"], env=dict(os.environ, DLPROF_AGENT_TRAP_NS="1234")) as a:
-        a.wait_health()
+        a.wait_ready()
         trap = samples(a.metrics(), "dlprof_agent_trap_cost_seconds")
         check(len(trap) == 2 and all(abs(v * 1e9 - 1234) < 0.01 for v in trap.values())
               and "source=DLPROF_AGENT_TRAP_NS" in a.text(),
@@ -413,12 +474,12 @@ def test_agent_trap_cost_calibrated():
 def test_agent_cold_start_hot_workload():
     """A workload calling dlt_add hot before the agent starts: with a budget, nothing is probed
     full time at start; the first windows measure dlt_add costly, so it is never linked (no
-    relink), its series is sampled; /healthz says 200 only once that plan is made."""
+    relink), its series is sampled; /readyz says 200 only once that plan is made."""
     hot = subprocess.Popen([DRIVER, "count", "4000000000"])
     try:
         time.sleep(0.3)
         with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "0.05"]) as a:
-            a.wait_health()
+            a.wait_ready()
             check("cold_start=true" in a.text(), f"no cold start: {a.text()}")
             text = wait_value(a, lambda t: calls(t, "dlt_add", sampled=True) > 0, True, timeout=20)
             check(calls(text, "dlt_add") == 0, "a hot function at start was linked full time")
@@ -443,7 +504,7 @@ def test_agent_scans_find_functions_hot_later():
     # tenth of it leaves most of them sampled on any machine, the precondition of this test.
     with Agent(["--lib", "libcrypto.so.3", "--func", "EVP_*,CRYPTO_*,OPENSSL_*,ENGINE_*", "-v",
                 "--max-overhead", "0.1"]) as a:
-        a.wait_health()
+        a.wait_ready()
         sampled0 = samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}', 0)
         run = subprocess.Popen(["openssl", "speed", "-seconds", "60", "-bytes", "64", "sha256"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -507,7 +568,7 @@ def test_agent_environment_fallbacks():
     env = {**os.environ, "DLPROF_AGENT_LIBS": LIB, "DLPROF_AGENT_FUNCS": "dlt_nothing_matches*,dlt_add",
            "DLPROF_AGENT_MAX_OVERHEAD": "off"}
     with Agent([], env=env) as a:
-        a.wait_health()
+        a.wait_ready()
         run_driver(["count", "300"])
         text = wait_value(a, lambda t: calls(t, "dlt_add"), 300)
         check(set(re.findall(r'function="([^"]+)"', "\n".join(samples(text, "dlprof_calls_total")))) == {"dlt_add"},
@@ -520,7 +581,7 @@ def test_agent_podman_pod_labels():
     """A podman container set up like a Kubernetes pod (its cgroup under a kubepods pod
     parent, the pod's hostname, a service-account namespace file): --container gives
     its series the container id, pod and namespace labels, and counts only its calls;
-    when it stops, the agent logs it, keeps the counts and /healthz says 503."""
+    when it stops, the agent logs it, keeps the counts and /readyz says 503."""
     from containers import PODMAN_RUN, driver_image, require_podman
     require_podman()
     uid = str(uuid.uuid4())
@@ -542,7 +603,7 @@ def test_agent_podman_pod_labels():
             check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
             cid = open(cidfile).read().strip()
             with Agent(["--lib", LIB, "--func", "dlt_add", "--container", cid[:12], "--max-overhead", "off"]) as a:
-                a.wait_health()
+                a.wait_ready()
                 drive(inside)
                 drive(outside)
                 text = wait_value(a, lambda t: calls(t, "dlt_add"), 30000)
@@ -551,9 +612,10 @@ def test_agent_podman_pod_labels():
                 check(len(labels) == 1 and want in labels[0] and 'pod="web-7d9c8b6f5-x2x4z"' in labels[0]
                       and 'namespace="shop"' in labels[0], f"labels: {labels}")
                 check(f"pod_uid={uid}" in a.text() and "event=discovery" in a.text(), f"log: {a.text()}")
-                # The container stops: its cgroup goes, the agent says so and is not healthy until it is back.
+                # The container stops: its cgroup goes, the agent says so and is not ready until it is back.
                 finish(inside)
-                a.wait_health(503, timeout=20)
+                a.wait_ready(503, timeout=20)
+                check(a.get("/healthz")[0] == 200, "the agent serving the counts it has is not alive")
                 check("event=target_gone" in a.text(), f"log: {a.text()}")
                 check(calls(a.metrics(), "dlt_add") == 30000, "the counts did not survive the target")
                 check(a.stop() == 0, f"exit {a.p.returncode}")

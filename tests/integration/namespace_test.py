@@ -303,7 +303,7 @@ def test_agent_containers_of_one_image_one_after_another():
     with lib_world() as (name, host_dir, tag), \
             Agent(["--lib", name, "--func", "dlt_add", "--max-overhead", "off", "--series-grace", "300"],
                   env=profiler_env(host_dir)) as a:
-        a.wait_health()
+        a.wait_ready()
         want, running = {}, []
         try:
             for calls in (3000, 4000, (5000, 6000)):

@@ -54,15 +54,15 @@ def agent_container(port):
         deadline = time.monotonic() + 60
         status = 0
         while time.monotonic() < deadline:
-            status, _ = pkgtest.http_get(f"http://127.0.0.1:{port}/healthz")
+            status, _ = pkgtest.http_get(f"http://127.0.0.1:{port}/readyz")
             if status == 200:
                 break
-            check(status in (0, 503), f"/healthz answered {status}")
+            check(status in (0, 503), f"/readyz answered {status}")
             running = subprocess.run(["podman", "inspect", "-f", "{{.State.Running}}", name],
                                      capture_output=True, text=True).stdout.strip()
             check(running == "true", f"the agent's container exited: {container_logs(name)}")
             time.sleep(0.2)
-        check(status == 200, f"/healthz never answered 200 in 60 s: {container_logs(name)}")
+        check(status == 200, f"/readyz never answered 200 in 60 s: {container_logs(name)}")
         yield name
         # SIGTERM flushes and exits 0.
         subprocess.run(["podman", "stop", "-t", "20", name], capture_output=True, text=True)

@@ -67,18 +67,20 @@ def ns(cell):
     return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
 
 
-def start_top():
-    """top in a fresh tmux session on the two workloads; after it, its exit status and the terminal's modes."""
+def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms")):
+    """top in a fresh tmux session on the workloads (default: the two); after it, its exit status and the
+    terminal's modes."""
     if not shutil.which("tmux"):
         raise Skip("tmux is not installed (scripts/deps installs it)")
-    workload = f"{shlex.quote(DRIVER)} sleep 30 {SLEEPS} & exec {shlex.quote(DRIVER)} nap 1 {NAPS}"
+    if workload is None:
+        workload = f"{shlex.quote(DRIVER)} sleep 30 {SLEEPS} & exec {shlex.quote(DRIVER)} nap 1 {NAPS}"
     top = [DLPROF, "top", "--lib", LIB, "--func", "dlt_*"] + (["--attach", ATTACH] if ATTACH else [])
     top += ["--", "sh", "-c", workload]
     shell = (" ".join(map(shlex.quote, top)) + "; echo TOP-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | "
              "grep -x -e icanon -e -icanon -e echo -e -echo; sleep 120")
     tmux("kill-session", "-t", SESSION, check_rc=False)
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "30", shell)
-    return wait_for(lambda s: {"dlt_nap", "dlt_sleep_ms"} <= set(rows(s)), "both functions' rows")
+    return wait_for(lambda s: set(funcs) <= set(rows(s)), f"the rows of {funcs}")
 
 
 def check_restored(exit_status):
@@ -109,6 +111,8 @@ def test_top_tmux():
         header = next(l for l in s1.splitlines() if "FUNCTION" in l).split()
         check(header[:5] == ["CALLS/s", "P50", "P99", "ONCPU", "CALLS"], f"columns: {header}")
         check(any(c.endswith("/call") for c in header), f"no counter per call column: {header}")
+        # Which times these are, and what the probes cost so far: what the summary would say.
+        check(cost_line(s1).startswith("times compensated"), f"no latency kind in the header:\n{s1}")
         time.sleep(2.5)
         s2 = screen()
         r1, r2 = rows(s1), rows(s2)
@@ -130,6 +134,40 @@ def test_top_tmux():
         tmux("send-keys", "-t", SESSION, "c")
         s4 = wait_for(lambda s: "sort: calls/s" in s, "sort by calls")
         check(order(s4) == ["dlt_nap", "dlt_sleep_ms"], f"order by calls/s: {order(s4)}")
+        tmux("send-keys", "-t", SESSION, "q")
+        check_restored(0)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+def cost_line(s):
+    """The header's line saying which times these are and what the probes cost."""
+    return next((l.strip() for l in s.splitlines() if l.startswith("times ")), "")
+
+
+COST = re.compile(r"the probes cost the targets ~(\S+) of CPU in ([\d.]+) s profiled \(([\d.]+)% of one CPU\)")
+
+
+@modes("session")
+def test_top_says_probe_cost():
+    """A hot loop of probed calls: the header says what the probes cost the target (calls at the
+    calibrated cost of their class, most of its time) and warns in one line past the threshold;
+    a workload of 1 ms naps costs it a few percent and is not warned about."""
+    try:
+        s = start_top(f"exec {shlex.quote(DRIVER)} count 400000000", funcs=("dlt_add",))
+        s = wait_for(lambda s: COST.search(cost_line(s)), "the probes' cost")
+        m = COST.search(cost_line(s))
+        # A single-threaded loop that does little but probed calls: its probes take most of one CPU.
+        check(20 <= float(m.group(3)) <= 150, f"the probes' share of a hot loop: {cost_line(s)}")
+        warning = [l for l in s.splitlines() if l.startswith("warning: the probes cost the targets")]
+        # The screen cuts it at its width (160 columns here): the start is what is read first.
+        check(len(warning) == 1 and "most in dlt_add" in warning[0], f"no warning line naming dlt_add:\n{s}")
+        tmux("send-keys", "-t", SESSION, "q")
+        check_restored(0)
+        s = start_top()
+        s = wait_for(lambda s: COST.search(cost_line(s)), "the probes' cost")
+        check(float(COST.search(cost_line(s)).group(3)) < 10, f"1 ms naps: {cost_line(s)}")
+        check(not any(l.startswith("warning:") for l in s.splitlines()), f"naps warned about:\n{s}")
         tmux("send-keys", "-t", SESSION, "q")
         check_restored(0)
     finally:

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The HTML report's pure parts: escaping, the bounded timeline, the page's rows and bars; interval deltas. */
+/*
+ * The HTML report's pure parts: escaping, the bounded timeline, the page's
+ * rows and bars, what the probes cost; interval deltas and lines.
+ */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -7,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <cmocka.h>
 #include <json-c/json.h>
 
@@ -102,6 +106,45 @@ static void test_page(void **state)
 	assert_null(strstr(mem_buf, "id=\"timeline\""));	/* no trace, no timeline */
 }
 
+/* A trace with the probes' classes and costs: the page says what they cost, and warns past the threshold. */
+static void test_page_probe_cost(void **state)
+{
+	struct report_row rows[1] = {
+		{ .lib = "/lib/a.so", .func = "hot", .stepped = true, .s = { .calls = 100000, .returns = 100000 } },
+	};
+	struct func_profile prof = { .lib = "/lib/a.so", .func = "hot", .stepped = true, .s = rows[0].s };
+	struct report_info info = { .attach_mode = "trace", .from_trace = true, .elapsed_s = 2.0,
+				    .probe_pair_ns = { 2000, 10000 }, .remedy = { .lib = "/lib/a.so" } };
+	FILE *f;
+
+	(void)state;
+	probe_overhead_estimate(&prof, 1, info.probe_pair_ns, &info.overhead);
+	f = mem_open();
+	assert_int_equal(report_html_summary(f, rows, 1, &info), 0);
+	fclose(f);
+	/* 100,000 calls at 10 us: 1 s of CPU in 2 s, past the threshold. */
+	assert_non_null(strstr(mem_buf, "<span class=\"overhead\">the probes cost the targets ~1.00s of CPU in 2.0 s "
+				       "profiled (50% of one CPU)"));
+	assert_non_null(strstr(mem_buf, "<span class=\"overhead-warning\">the probes cost the targets"));
+	assert_non_null(strstr(mem_buf, "<span class=\"latency\">times are raw"));
+
+	/* Under it: said, not warned about. */
+	prof.s.calls = rows[0].s.calls = 1000;
+	probe_overhead_estimate(&prof, 1, info.probe_pair_ns, &info.overhead);
+	f = mem_open();
+	assert_int_equal(report_html_summary(f, rows, 1, &info), 0);
+	fclose(f);
+	assert_non_null(strstr(mem_buf, "<span class=\"overhead\">"));
+	assert_null(strstr(mem_buf, "overhead-warning\">"));
+
+	/* A trace written before the classes were kept: nothing said. */
+	memset(&info.overhead, 0, sizeof(info.overhead));
+	f = mem_open();
+	assert_int_equal(report_html_summary(f, rows, 1, &info), 0);
+	fclose(f);
+	assert_null(strstr(mem_buf, "<span class=\"overhead"));
+}
+
 /* An interval's deltas and percentiles come from the difference of two reads. */
 static void test_delta(void **state)
 {
@@ -145,6 +188,38 @@ static void test_interval_line(void **state)
 	assert_int_equal(json_object_get_int(json_object_object_get(o, "interval")), 2);
 	assert_int_equal(json_object_get_int(json_object_object_get(json_object_object_get(fn, "interval"), "calls")), 1);
 	assert_int_equal(json_object_get_int(json_object_object_get(json_object_object_get(fn, "total"), "calls")), 3);
+	/* Which times these are, as the summary says it; no calibration, no estimate of the probes' cost. */
+	assert_string_equal(json_object_get_string(json_object_object_get(o, "latency")), "raw");
+	assert_null(json_object_object_get(o, "probe_overhead"));
+	json_object_put(o);
+}
+
+/* Compensated, calibrated: each line says so and what the probes cost so far; a stepped function's times are raw. */
+static void test_interval_line_says_cost(void **state)
+{
+	struct report_row row = { .lib = "/lib/a.so", .func = "f", .stepped = true,
+				  .s = { .calls = 3000, .returns = 3000 } };
+	struct func_profile prof = { .lib = "/lib/a.so", .func = "f", .stepped = true, .s = row.s };
+	struct interval_func f = { .row = &row, .d = { .calls = 1000, .returns = 1000 } };
+	struct interval_head h = { .seq = 3, .t_s = 3.0, .interval_s = 1.0 };
+	struct report_info info = { .compensated = true, .elapsed_s = 3.0, .probe_pair_ns = { 2000, 10000 } };
+	struct json_object *o, *ov, *fn;
+	FILE *out = mem_open();
+
+	(void)state;
+	probe_overhead_estimate(&prof, 1, info.probe_pair_ns, &info.overhead);
+	assert_int_equal(interval_json_print(out, &h, &f, 1, &info), 0);
+	fclose(out);
+	o = json_tokener_parse(mem_buf);
+	assert_non_null(o);
+	assert_string_equal(json_object_get_string(json_object_object_get(o, "latency")), "compensated");
+	fn = json_object_array_get_idx(json_object_object_get(o, "functions"), 0);
+	assert_string_equal(json_object_get_string(json_object_object_get(fn, "latency")), "raw");
+	ov = json_object_object_get(o, "probe_overhead");
+	assert_non_null(ov);
+	/* 3,000 calls so far at 10 us: 30 ms in 3 s. */
+	assert_true(fabs(json_object_get_double(json_object_object_get(ov, "cpu_s")) - 0.03) < 1e-9);
+	assert_true(fabs(json_object_get_double(json_object_object_get(ov, "share_of_one_cpu")) - 0.01) < 1e-9);
 	json_object_put(o);
 }
 
@@ -155,8 +230,10 @@ int main(void)
 		cmocka_unit_test(test_timeline_bounded),
 		cmocka_unit_test(test_timeline_many_threads),
 		cmocka_unit_test(test_page),
+		cmocka_unit_test(test_page_probe_cost),
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_interval_line),
+		cmocka_unit_test(test_interval_line_says_cost),
 	};
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 

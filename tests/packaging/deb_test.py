@@ -172,7 +172,7 @@ def unit_exec_start(unit_text, root, args):
 
 @needs_bpf
 def test_unit_runs_the_agent():
-    """The unit's command, environment variables and capabilities, as user nobody: /healthz
+    """The unit's command, environment variables and capabilities, as user nobody: /readyz
     answers 200, /metrics counts a workload's calls exactly, SIGTERM exits 0."""
     caps = unit_caps()
     with unpacked() as root, pkgtest.driver_copy() as (driver, libdir):
@@ -191,10 +191,10 @@ def test_unit_runs_the_agent():
             return log.read()[-3000:]
         try:
             deadline = time.monotonic() + 60
-            while pkgtest.http_get(f"http://127.0.0.1:{port}/healthz")[0] != 200:
+            while pkgtest.http_get(f"http://127.0.0.1:{port}/readyz")[0] != 200:
                 if agent.poll() is not None:
                     raise AssertionError(f"the agent exited {agent.returncode}: {agent_log()}")
-                check(time.monotonic() < deadline, "/healthz never answered 200 in 60 s")
+                check(time.monotonic() < deadline, "/readyz never answered 200 in 60 s")
                 time.sleep(0.2)
             # 1 ms per call keeps the function inside the default budget: probed, exact.
             p = subprocess.run([driver, "sleep", "1", "500"], capture_output=True, text=True,

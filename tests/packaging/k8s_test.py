@@ -100,9 +100,9 @@ def test_daemonset_policy():
     check(env["DLPROF_AGENT_LISTEN"].endswith(f":{port['containerPort']}"),
           f"DLPROF_AGENT_LISTEN {env['DLPROF_AGENT_LISTEN']} is not the metrics port {port['containerPort']}")
     check(env.get("DLPROF_AGENT_LIBS"), "DLPROF_AGENT_LIBS is empty")
-    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
         get = c[probe]["httpGet"]
-        check(get["path"] == "/healthz" and get["port"] == "metrics", f"{probe}: {get}")
+        check(get["path"] == path and get["port"] == "metrics", f"{probe}: {get}, want {path}")
     check(c["args"][0] == "agent", f"args: {c['args']}")
     for m in c["volumeMounts"]:
         check(m.get("readOnly") or m["mountPath"] == "/tmp", f"{m['mountPath']} is mounted writable")

@@ -50,6 +50,11 @@ static struct trace_meta *sample(void)
 	m->cpus[2].records = 700;
 	m->recording_id = 0xfedcba9876543210ull;
 	assert_int_equal(trace_meta__set_attach(m, "multi", 6.5, 2), 0);
+	m->probe_pair_ns[DLPROF_PROBE_EMULATED] = 1850;
+	m->probe_pair_ns[DLPROF_PROBE_STEPPED] = 10600;
+	assert_int_equal(trace_meta__set_func_probes(m, 0, true, ENTRY_ONLY_NO), 0);
+	assert_int_equal(trace_meta__set_func_probes(m, 1, false, ENTRY_ONLY_UNWINDING), 0);
+	assert_int_equal(trace_meta__set_func_probes(m, 2, false, ENTRY_ONLY_NO), -EINVAL);
 	return m;
 }
 
@@ -84,6 +89,12 @@ static void test_roundtrip(void **state)
 	assert_string_equal(p->funcs[1].lib, "/lib/a \"quoted\" path/lib.so");
 	assert_string_equal(p->funcs[1].build_id, "");
 	assert_false(p->merged);
+	/* What report says the probes cost from: each function's class, the calibrated pair costs. */
+	assert_true(p->probe_classes);
+	assert_true(p->funcs[0].stepped && p->funcs[0].entry_only == ENTRY_ONLY_NO);
+	assert_true(!p->funcs[1].stepped && p->funcs[1].entry_only == ENTRY_ONLY_UNWINDING);
+	assert_int_equal(p->probe_pair_ns[DLPROF_PROBE_EMULATED], 1850);
+	assert_int_equal(p->probe_pair_ns[DLPROF_PROBE_STEPPED], 10600);
 	free(b);
 
 	d = trace_meta__dup(m);
@@ -95,6 +106,8 @@ static void test_roundtrip(void **state)
 	assert_true(p->merged);
 	assert_int_equal(p->merge.records, 10);
 	assert_int_equal(p->nr_threads, 2);
+	assert_true(p->probe_classes && p->funcs[0].stepped && p->funcs[1].entry_only == ENTRY_ONLY_UNWINDING);
+	assert_int_equal(p->probe_pair_ns[DLPROF_PROBE_STEPPED], 10600);
 	free(a);
 	free(b);
 	trace_meta__free(p);
@@ -126,6 +139,29 @@ static void test_without_threads(void **state)
 	assert_int_equal(trace_meta__parse(&p, a, la, err, sizeof(err)), 0);
 	assert_int_equal(p->nr_threads, 0);
 	assert_null(trace_meta__find_thread(p, 300, 301));
+	free(a);
+	trace_meta__free(p);
+	trace_meta__free(m);
+}
+
+/* Metadata written before the probes' classes and costs were kept reads, and says it has none. */
+static void test_without_probe_classes(void **state)
+{
+	struct trace_meta *m = sample(), *p;
+	char *a, err[256];
+	size_t la;
+
+	(void)state;
+	m->probe_classes = false;
+	memset(m->probe_pair_ns, 0, sizeof(m->probe_pair_ns));
+	a = trace_meta__to_json(m, &la);
+	assert_non_null(a);
+	assert_null(strstr(a, "probe_class"));
+	assert_null(strstr(a, "probe_pair_ns"));
+	assert_int_equal(trace_meta__parse(&p, a, la, err, sizeof(err)), 0);
+	assert_false(p->probe_classes);
+	assert_false(p->funcs[0].stepped);
+	assert_int_equal(p->probe_pair_ns[DLPROF_PROBE_EMULATED], 0);
 	free(a);
 	trace_meta__free(p);
 	trace_meta__free(m);
@@ -192,6 +228,10 @@ static void test_corrupt(void **state)
 		{ "{", "[", "not valid JSON" },
 		{ "\"format_version\"", "\"format_version\" 1 ", "not valid JSON" },
 		{ "\"cpus\": [", "\"cpus\": [ ], \"y\": [", "0 CPUs" },
+		{ "\"probe_class\": \"single_stepped\"", "\"probe_class\": \"fast\"", "unknown probe_class" },
+		{ "\"entry_only\": \"unwinding\"", "\"entry_only\": \"why\"", "unknown entry_only" },
+		{ "\"probe_class\": \"emulated\"", "\"probe_klass\": \"emulated\"", "has no \"probe_class\"" },
+		{ "\"single_stepped\": 10600", "\"single_stepped\": -1", "negative" },
 	};
 	char err[256];
 
@@ -267,6 +307,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_without_threads),
+		cmocka_unit_test(test_without_probe_classes),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_truncated_and_trailing),

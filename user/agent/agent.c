@@ -43,6 +43,7 @@ struct agent {
 	int stats_fd;			/* held: the kernel counts the programs' run time (bpf_stats) */
 	double next_tick;
 	double next_retry;		/* while nothing is attached */
+	bool published_ready;		/* the last exposition was published ready */
 	struct kubelet_client_opts kubelet;	/* url NULL: not asked */
 	char kubelet_url[512];
 };
@@ -62,9 +63,24 @@ static double trap_ns(void)
 	return v > 0 ? v : 0;
 }
 
+/*
+ * Why the agent is not ready (/readyz 503), NULL: ready. Ready once the
+ * probes are attached and, with a budget, past the cold start: calls from
+ * then on are counted exactly in the links.
+ */
+static const char *not_ready(const struct agent *a)
+{
+	if (!a->self.attached || !a->prof)
+		return "nothing attached (a reload failed or the target went away), the agent tries again";
+	if (!agent_profile__ready(a->prof))
+		return "the cold start is measuring each function's cost";
+	return NULL;
+}
+
 static void publish(struct agent *a)
 {
 	struct prom_buf b = {};
+	const char *why;
 
 	if (a->prof)
 		agent_profile__stats(a->prof, &a->self.prof);
@@ -81,8 +97,9 @@ static void publish(struct agent *a)
 		prom_buf_free(&b);
 		return;		/* the last good exposition stays */
 	}
-	/* Healthy once attached and, with a budget, past the cold start: calls from then on are counted. */
-	http_server__publish(a->http, b.data, b.len, a->self.attached && a->prof && agent_profile__ready(a->prof));
+	why = not_ready(a);
+	http_server__publish(a->http, b.data, b.len, why);
+	a->published_ready = !why;
 }
 
 static int start_profile(struct agent *a)
@@ -280,6 +297,9 @@ static int loop(struct agent *a)
 			restart(a);
 		if (now >= a->next_tick || (a->prof && agent_profile__plan_due(a->prof)))
 			tick(a, false);
+		/* Ready (the first plan's links in) is said at once, not at the next refresh. */
+		else if (!a->published_ready && a->prof && !not_ready(a))
+			publish(a);
 		else if (a->prof && agent_profile__over_budget(a->prof, now))
 			react(a, now);
 	}
@@ -343,7 +363,7 @@ int agent_run(const struct agent_opts *o)
 	a.reg = metrics_registry__new((size_t)o->max_series, NULL, 0);
 	if (!a.reg)
 		goto cleanup;
-	/* Before the probes are in, /healthz says 503 and /metrics has nothing to say. */
+	/* Until the first publish, /healthz and /readyz say 503 and /metrics has nothing to say. */
 	ret = start_profile(&a);
 	if (ret)
 		goto cleanup;

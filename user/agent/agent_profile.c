@@ -1445,6 +1445,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.attached = p->tot.functions_attached;
 	p->st.skipped = p->tot.functions_skipped;
 	p->st.attach_mode = p->tot.attach_mode;
+	p->st.compensated = p->tot.compensated;
 	p->st.events = p->tot.events;
 	p->st.nr_events = p->tot.nr_events;
 	p->st.attach_s = p->tot.attach_ms / 1e3;

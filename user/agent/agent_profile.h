@@ -39,6 +39,7 @@ struct agent_profile_stats {
 	size_t sampled;
 	size_t skipped;			/* the kernel refused them */
 	const char *attach_mode;
+	bool compensated;		/* durations less the probes' own cost (docs/latency-compensation.md) */
 	const char *const *events;
 	size_t nr_events;
 	double attach_s;		/* the first attach */

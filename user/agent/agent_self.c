@@ -85,10 +85,13 @@ static void install_costs(const struct agent_profile_stats *p, struct prom_buf *
 void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 {
 	const struct agent_profile_stats *p = &a->prof;
-	struct prom_label info[2] = { { "version", DLPROF_VERSION }, { "attach_mode", p->attach_mode ?: "none" } };
+	/* Which durations the series hold, as every front end says it: compensated or raw. */
+	struct prom_label info[3] = { { "version", DLPROF_VERSION }, { "attach_mode", p->attach_mode ?: "none" },
+				      { "latency", !p->attach_mode ? "none" : p->compensated ? "compensated" : "raw" } };
 
-	prom_family(b, "dlprof_agent_info", "gauge", "The agent's version and attach mode");
-	prom_sample(b, "dlprof_agent_info", info, 2, NULL, NULL, 1);
+	prom_family(b, "dlprof_agent_info", "gauge",
+		    "The agent's version, attach mode and durations (compensated: less the probes' own cost)");
+	prom_sample(b, "dlprof_agent_info", info, 3, NULL, NULL, 1);
 	gauge(b, "dlprof_agent_up", "gauge", "1 while the probes are attached", a->attached);
 	functions(a, b);
 	gauge(b, "dlprof_agent_dropped_records_total", "counter",

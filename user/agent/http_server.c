@@ -17,7 +17,8 @@ struct http_server {
 	pthread_mutex_t lock;	/* the fields below: published by the agent, read by MHD's thread */
 	char *text;
 	size_t len;
-	bool healthy;
+	bool published;		/* once: the agent's loop serves */
+	const char *not_ready;	/* why /readyz says 503; NULL: ready */
 	unsigned long scrapes;
 	unsigned long bad;
 	unsigned int port;
@@ -78,6 +79,33 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, cons
 	return ret;
 }
 
+/* "ok" once the agent serves, with why it is not ready yet when it is not; "starting" before. */
+static enum MHD_Result health(struct MHD_Connection *c, const struct http_server *h)
+{
+	char body[160];
+	int len;
+
+	if (!h->published)
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting: attaching\n", 20);
+	len = snprintf(body, sizeof(body), "ok%s%s\n", h->not_ready ? "; not ready: " : "",
+		       h->not_ready ? h->not_ready : "");
+	return reply(c, MHD_HTTP_OK, "text/plain", body, (size_t)len < sizeof(body) ? (size_t)len : sizeof(body) - 1);
+}
+
+static enum MHD_Result readiness(struct MHD_Connection *c, const struct http_server *h)
+{
+	char body[160];
+	int len;
+
+	if (!h->published)
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting: attaching\n", 20);
+	if (!h->not_ready)
+		return reply(c, MHD_HTTP_OK, "text/plain", "ready\n", 6);
+	len = snprintf(body, sizeof(body), "not ready: %s\n", h->not_ready);
+	return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", body,
+		     (size_t)len < sizeof(body) ? (size_t)len : sizeof(body) - 1);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -95,11 +123,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		ret = h->text ? reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, h->text, h->len)
 			      : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting\n", 9);
 	} else if (!strcmp(url, "/healthz")) {
-		ret = h->healthy ? reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3)
-				 : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "not attached\n", 13);
+		ret = health(c, h);
+	} else if (!strcmp(url, "/readyz")) {
+		ret = readiness(c, h);
 	} else {
 		h->bad++;
-		ret = reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /metrics, /healthz\n", 30);
+		ret = reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /metrics, /healthz, /readyz\n", 39);
 	}
 	pthread_mutex_unlock(&h->lock);
 	return ret;
@@ -148,7 +177,7 @@ unsigned int http_server__port(const struct http_server *h)
 	return h->port;
 }
 
-void http_server__publish(struct http_server *h, char *text, size_t len, bool healthy)
+void http_server__publish(struct http_server *h, char *text, size_t len, const char *not_ready)
 {
 	char *old;
 
@@ -156,7 +185,8 @@ void http_server__publish(struct http_server *h, char *text, size_t len, bool he
 	old = h->text;
 	h->text = text;
 	h->len = len;
-	h->healthy = healthy;
+	h->published = true;
+	h->not_ready = not_ready;
 	pthread_mutex_unlock(&h->lock);
 	free(old);
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The agent's HTTP endpoint (libmicrohttpd, its own thread): GET /metrics
- * serves the last published exposition, GET /healthz says 200 "ok" once
- * the probes are attached and 503 before.
+ * serves the last published exposition. GET /healthz (liveness) says 200
+ * from the first publish on: the agent's loop serves, whether or not its
+ * probes count yet. GET /readyz (readiness) says 200 while the agent
+ * calls itself ready and 503 with its reason otherwise. Both say 503
+ * before the first publish.
  */
 #ifndef DLPROF_AGENT_HTTP_SERVER_H
 #define DLPROF_AGENT_HTTP_SERVER_H
@@ -21,8 +24,11 @@ struct http_server;
 struct http_server *http_server__start(const char *listen, char *err, size_t err_sz);
 /* The port it listens on (the kernel's pick for port 0). */
 unsigned int http_server__port(const struct http_server *h);
-/* Serve text (taken over, malloc'd) from now on; healthy: /healthz says ok. */
-void http_server__publish(struct http_server *h, char *text, size_t len, bool healthy);
+/*
+ * Serve text (taken over, malloc'd) from now on. not_ready: why /readyz
+ * says 503 (a string that outlives the server), NULL: ready.
+ */
+void http_server__publish(struct http_server *h, char *text, size_t len, const char *not_ready);
 /* Scrapes served, and requests answered 404/405. */
 void http_server__counts(struct http_server *h, unsigned long *scrapes, unsigned long *bad);
 void http_server__free(struct http_server *h);

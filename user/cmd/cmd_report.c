@@ -9,6 +9,7 @@
 #include "model/func_summary.h"
 #include "output/exporter.h"
 #include "output/output_file.h"
+#include "output/overhead_note.h"
 #include "output/report.h"
 #include "output/report_html.h"
 #include "trace/trace_agg.h"
@@ -66,6 +67,43 @@ static void fill_info(const struct trace_meta *m, struct report_info *info)
 }
 
 /*
+ * What the probes cost the targets while recording: each function's calls
+ * at its class's calibrated pair cost, where the trace says both (traces
+ * written before either say nothing). profiles: what info->overhead names,
+ * kept until the report is written. 0 or -ENOMEM.
+ */
+static int estimate_overhead(const struct trace_meta *m, const struct report_row *rows, struct report_info *info,
+			     struct func_profile **profiles)
+{
+	struct func_profile *p;
+
+	if (!m->probe_classes || !m->probe_pair_ns[DLPROF_PROBE_EMULATED])
+		return 0;
+	p = calloc(m->nr_funcs ? m->nr_funcs : 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (__u32 i = 0; i < m->nr_funcs; i++)
+		p[i] = (struct func_profile){ .lib = rows[i].lib, .func = rows[i].func, .mangled = rows[i].mangled,
+					      .entry_only = rows[i].entry_only, .stepped = rows[i].stepped,
+					      .s = rows[i].s };
+	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++)
+		info->probe_pair_ns[k] = m->probe_pair_ns[k];
+	probe_overhead_estimate(p, m->nr_funcs, info->probe_pair_ns, &info->overhead);
+	info->remedy.lib = m->nr_funcs ? m->funcs[0].lib : NULL;
+	*profiles = p;
+	return 0;
+}
+
+/* As the live mode says it after its summary: past the threshold, one line. */
+static void warn_overhead(const struct report_info *info)
+{
+	char line[1024];
+
+	if (overhead_warning(line, sizeof(line), &info->overhead, info->elapsed_s, &info->remedy))
+		warnmsg("%s", line);
+}
+
+/*
  * The threads' names: each thread's own (pthread_setname_np) where the
  * metadata has it, else its process's command name (older traces).
  */
@@ -119,6 +157,7 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	bool by_process = opts->by == ATTR_BY_PROCESS;
 	struct report_groups groups = { .n = 0 };
 	struct report_row *rows = NULL;
+	struct func_profile *profiles = NULL;
 	char **demangled = NULL;
 	struct report_info info;
 	struct trace_agg agg;
@@ -154,6 +193,13 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 		rows[i].mangled = demangled[i] ? m->funcs[i].symbol : NULL;
 		func_summary_build(&rows[i].s, &agg.stats[i], agg.calls[i]);
 		rows[i].hist = agg.stats[i].hist;
+		rows[i].stepped = m->funcs[i].stepped;
+		rows[i].entry_only = m->funcs[i].entry_only;
+	}
+	fill_info(m, &info);
+	if (estimate_overhead(m, rows, &info, &profiles)) {
+		errmsg("out of memory");
+		goto cleanup;
 	}
 	if (by_process) {
 		free(rows);
@@ -164,7 +210,6 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 		}
 	}
 	report_sort(rows, nr_rows);
-	fill_info(m, &info);
 	info.wide = opts->wide;
 	info.by = (enum attr_by)opts->by;
 	if (draws) {
@@ -173,6 +218,7 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	}
 	if (write_summary(e, opts, rows, nr_rows, &info))
 		goto cleanup;
+	warn_overhead(&info);
 	trace_report_damage(in, false);
 	if (agg.unknown_func)
 		errmsg("%" PRIu64 " records name functions the metadata does not list; "
@@ -180,6 +226,7 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	status = 0;
 cleanup:
 	report_timeline_fini(&tl);
+	free(profiles);
 	free(rows);
 	trace_demangled_names_free(demangled, m->nr_funcs);
 	trace_agg__fini(&agg);

@@ -8,6 +8,7 @@
 #include "cmd/cmd_top.h"
 #include "cmd/live.h"
 #include "cmd/term_screen.h"
+#include "output/overhead_note.h"
 #include "output/report.h"
 #include "util/messages.h"
 
@@ -138,11 +139,35 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 		snprintf(line + off, sz - off, "  %-*.*s", name_cols, name_cols, f->row->func);
 }
 
+/*
+ * Which times P50 and P99 are, and what the probes cost the targets so
+ * far, as the summary says them; past the threshold, the warning too.
+ * Returns the lines drawn.
+ */
+static int draw_notes(struct top *t, int cols)
+{
+	const struct report_info *info = t->info;
+	char line[1024], note[768];
+	int n = 1;
+
+	if (!overhead_note(note, sizeof(note), &info->overhead, info->probe_pair_ns, info->elapsed_s))
+		note[0] = '\0';
+	snprintf(line, sizeof(line), "times %s%s%s", info->compensated ? "compensated (less the probes' own cost)"
+				       : "raw (the probes' own cost included)", note[0] ? "; " : "", note);
+	put_line(t->screen.out, cols, line);
+	if (overhead_warning(note, sizeof(note), &info->overhead, info->elapsed_s, &info->remedy)) {
+		snprintf(line, sizeof(line), "warning: %s", note);
+		put_line(t->screen.out, cols, line);
+		n++;
+	}
+	return n;
+}
+
 static void draw(struct top *t)
 {
 	FILE *out = t->screen.out;
 	char line[1024], hdr[256];
-	int rows, cols, name_cols;
+	int rows, cols, name_cols, head_lines = 4;
 	size_t off;
 
 	if (!t->funcs)
@@ -152,6 +177,7 @@ static void draw(struct top *t)
 	snprintf(line, sizeof(line), "dlprof-bpf top: %zu of %zu functions called; %.1f s profiled, last %.2f s; "
 		 "sort: %s", t->nr_order, t->n, t->head.t_s, t->head.interval_s, sort_keys[t->sort].what);
 	put_line(out, cols, line);
+	head_lines += draw_notes(t, cols);
 	put_line(out, cols, "keys: c calls/s  p p99  o on-CPU %  n name  q quit");
 	put_line(out, cols, "");
 	off = (size_t)snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s", NUM_COLS, "CALLS/s", NUM_COLS, "P50",
@@ -164,7 +190,7 @@ static void draw(struct top *t)
 	if (off < sizeof(line))
 		snprintf(line + off, sizeof(line) - off, "  FUNCTION");
 	put_line(out, cols, line);
-	for (size_t i = 0; i < t->nr_order && (int)i < rows - 5; i++) {
+	for (size_t i = 0; i < t->nr_order && (int)i < rows - head_lines - 1; i++) {
 		format_row(line, sizeof(line), t, &t->funcs[t->order[i]], name_cols);
 		put_line(out, cols, line);
 	}

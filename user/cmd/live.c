@@ -69,6 +69,7 @@ struct live {
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
 	int cancel_signo;		/* the signal that cancelled the attach */
 	bool classic;			/* classic links: the detach takes a grace period per probe */
+	bool overhead_warned;		/* -i: the probes' cost passed the threshold at an interval, said once */
 };
 
 static int verbosity;
@@ -183,6 +184,8 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
 	l->info.by = (enum attr_by)l->opts.by;
+	l->info.remedy = (struct overhead_remedy){ .lib = l->opts.libs.cnt ? l->opts.libs.items[0] : NULL,
+						   .placement_entry = l->opts.placement_entry };
 	l->info.group_overflow = t->group_overflow;
 	l->info.proc_meta_full = t->proc_meta_full;
 	l->info.threads_unnamed = t->thread_names_full;
@@ -288,6 +291,22 @@ static int tick_deltas(struct live *l)
 	return interval_json_print(stdout, &h, l->ivl, n, &l->info);
 }
 
+/*
+ * -i: the first interval past the threshold says so on stderr, before the
+ * end; top says it in its header instead (the screen is its output).
+ */
+static void warn_overhead_once(struct live *l)
+{
+	char line[1024];
+
+	if (l->view || l->overhead_warned)
+		return;
+	l->overhead_warned = overhead_warning(line, sizeof(line), &l->info.overhead, l->info.elapsed_s,
+					      &l->info.remedy);
+	if (l->overhead_warned)
+		warnmsg("%s", line);
+}
+
 static int print_report(struct live *l, bool final)
 {
 	size_t n = session__nr_funcs(l->session);
@@ -310,6 +329,11 @@ static int print_report(struct live *l, bool final)
 	if (err) {
 		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
+	}
+	/* An interval's summary says what the probes cost so far (the final one: up to the detach). */
+	if (!final) {
+		l->info.elapsed_s = l->read_s - l->start_s;
+		warn_overhead_once(l);
 	}
 	if (!final && ticks_as_deltas(l)) {
 		err = tick_deltas(l);
@@ -790,10 +814,9 @@ static int start_session(struct live *l)
 /* After the summary, where the eye lands: what the probes cost, when it is more than a user would guess. */
 static void warn_overhead(const struct live *l)
 {
-	struct overhead_remedy r = { .lib = l->opts.libs.items[0], .placement_entry = l->opts.placement_entry };
 	char line[1024];
 
-	if (overhead_warning(line, sizeof(line), &l->info.overhead, l->info.elapsed_s, &r))
+	if (overhead_warning(line, sizeof(line), &l->info.overhead, l->info.elapsed_s, &l->info.remedy))
 		warnmsg("%s", line);
 }
 

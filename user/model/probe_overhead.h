@@ -40,6 +40,12 @@ struct probe_overhead {
 	struct probe_overhead_func top[PROBE_OVERHEAD_TOP];	/* costliest first; f NULL past the last */
 };
 
+/* What a warning suggests: the profile's own options. */
+struct overhead_remedy {
+	const char *lib;		/* the first --lib, for the list command it names; NULL: "LIB" */
+	bool placement_entry;		/* --placement entry was given */
+};
+
 enum probe_kind probe_kind_of(bool stepped, enum entry_only_why entry_only);
 /*
  * A call's probes at the calibrated median pair costs: a pair of its

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 
 #include "output/interval_json.h"
+#include "output/overhead_note.h"
 
 /* The numbers an interval and the totals share, under the same keys, so that a reader sums one into the other. */
 struct span {
@@ -68,6 +69,9 @@ static struct json_object *func_json(const struct interval_func *f, const struct
 	err |= json_object_object_add(o, "name", json_object_new_string(f->row->func));
 	if (f->row->mangled && strcmp(f->row->mangled, f->row->func))
 		err |= json_object_object_add(o, "mangled", json_object_new_string(f->row->mangled));
+	/* As in the summary: its times are raw where the others are compensated. */
+	if (f->row->stepped && info->compensated)
+		err |= json_object_object_add(o, "latency", json_object_new_string("raw"));
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -96,6 +100,9 @@ int interval_json_print(FILE *out, const struct interval_head *h, const struct i
 		err |= json_object_array_add(evs, json_object_new_string(info->events[k]));
 	err |= add_u64(doc, "orphan_returns", info->orphan_returns);
 	err |= add_u64(doc, "untimed_calls", info->incomplete);
+	/* Which times these are, and what the probes cost so far: as the summary says them. */
+	err |= report_latency_json(doc, info);
+	err |= overhead_json(doc, &info->overhead, info->probe_pair_ns, info->elapsed_s);
 	for (size_t i = 0; i < n && !err; i++) {
 		struct json_object *f;
 

@@ -12,12 +12,6 @@
 
 #include "model/probe_overhead.h"
 
-/* What the warning suggests: the profile's own options. */
-struct overhead_remedy {
-	const char *lib;		/* the first --lib, for the list command it names */
-	bool placement_entry;		/* --placement entry was given */
-};
-
 /*
  * "the probes cost the targets ~X of CPU in Y s profiled (Z% of one
  * CPU): ..." with the calls of each kind at their cost; false: nothing

@@ -11,14 +11,13 @@
 #include "output/report.h"
 #include "util/path.h"
 
-/* Why a function was probed at entry only: its JSON name and the table's footer line. */
+/* Why a function was probed at entry only: the table's footer line (the names: model/probe_class.h). */
 static const struct {
-	const char *name;
 	const char *footer;
 } entry_only_whys[] = {
-	[ENTRY_ONLY_RETURN_ADDRESS] = { "return-address",
+	[ENTRY_ONLY_RETURN_ADDRESS] = {
 		"they keep their own return address (setjmp, getcontext, vfork, dlsym), which a return probe would break" },
-	[ENTRY_ONLY_UNWINDING] = { "unwinding",
+	[ENTRY_ONLY_UNWINDING] = {
 		"they reach code that may unwind through them (a throw, a cancellation point, a callback) and this kernel lets no probe repair the stack (--unwind unsafe times them)" },
 };
 
@@ -26,7 +25,7 @@ static const struct {
 
 const char *report_entry_only_reason(enum entry_only_why why)
 {
-	return (size_t)why < NR_WHYS && entry_only_whys[why].name ? entry_only_whys[why].name : "";
+	return entry_only_why_name(why);
 }
 
 static int str_cmp(const char *a, const char *b)
@@ -589,8 +588,7 @@ static int add_group(struct json_object *o, const struct attr_group *g, enum att
 	return err;
 }
 
-/* "latency": compensated or raw, and what the calibration found (docs/json-output.md). */
-static int add_compensation(struct json_object *doc, const struct report_info *info)
+int report_latency_json(struct json_object *doc, const struct report_info *info)
 {
 	struct json_object *costs;
 	int err = 0;
@@ -643,7 +641,7 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 		err |= json_object_object_add(o, "latency", json_object_new_string("raw"));
 	if (r->entry_only != ENTRY_ONLY_NO && (size_t)r->entry_only < NR_WHYS)
 		err |= json_object_object_add(o, "entry_only_reason",
-					      json_object_new_string(entry_only_whys[r->entry_only].name));
+					      json_object_new_string(entry_only_why_name(r->entry_only)));
 	err |= add_u64(o, "total_ns", s->total_ns);
 	err |= add_u64(o, "avg_ns", s->avg_ns);
 	err |= add_u64(o, "min_ns", s->min_ns);
@@ -704,7 +702,7 @@ int report_print_json(FILE *out, const struct report_row *rows, size_t n,
 	err |= add_u64(doc, "unnamed_processes", info->proc_meta_full);
 	err |= add_u64(doc, "unnamed_threads", info->threads_unnamed);
 	err |= add_u64(doc, "discovery_lost", info->discovery_lost);
-	err |= add_compensation(doc, info);
+	err |= report_latency_json(doc, info);
 	err |= overhead_json(doc, &info->overhead, info->probe_pair_ns, info->elapsed_s);
 	err |= json_object_object_add(doc, "elapsed_s", json_object_new_double(info->elapsed_s));
 	err |= add_events(doc, info);

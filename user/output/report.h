@@ -76,6 +76,7 @@ struct report_info {
 	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
 	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
 	struct probe_overhead overhead;	/* what the probes cost the targets, estimated; said with elapsed_s */
+	struct overhead_remedy remedy;	/* what a warning about it suggests */
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
 };
@@ -90,6 +91,9 @@ void report_sort(struct report_row *rows, size_t n);
 void report_format_ns(char *buf, size_t sz, uint64_t ns);
 /* Which times a summary shows, compensated or raw, as one sentence; false: nothing to say (a trace's raw times). */
 bool report_latency_note(char *buf, size_t sz, const struct report_info *info);
+struct json_object;
+/* "latency": compensated or raw, and what the calibration found (docs/json-output.md). 0 or -ENOMEM. */
+int report_latency_json(struct json_object *doc, const struct report_info *info);
 /* A per-call count people read: 3.50, 120.5, 45210, 1.20M. */
 void report_format_count(char *buf, size_t sz, double v);
 /* Rows with no calls are left out of both outputs. */

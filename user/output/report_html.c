@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "output/overhead_note.h"
 #include "output/report_html.h"
 
 /* A histogram cell's drawing area, in SVG user units. */
@@ -25,7 +26,7 @@ static const char page_css[] =
 	"td.name,td.lib{text-align:left;white-space:normal;max-width:420px;overflow-wrap:anywhere}"
 	"td.lib{color:#666;font-size:12px}svg text{font-size:9px;fill:#555}"
 	"rect.bar{fill:#3b7dd8}rect.bin{fill:#d8563b}line.p50,line.p99{stroke-width:1;stroke-dasharray:2 2}"
-	"line.p50{stroke:#2a9d4b}line.p99{stroke:#c0392b}";
+	"line.p50{stroke:#2a9d4b}line.p99{stroke:#c0392b}.overhead-warning{color:#b03a2e;font-weight:600}";
 
 /*
  * Sorting: a header click sorts by its column (numbers largest first, names
@@ -61,9 +62,17 @@ void html_escape(FILE *out, const char *s)
 	}
 }
 
+/* A fact in its own span: class names what it is for styles and tests. */
+static void fact(FILE *out, const char *class, const char *text)
+{
+	fprintf(out, "<span class=\"%s\">", class);
+	html_escape(out, text);
+	fputs("</span>", out);
+}
+
 static void head(FILE *out, const struct report_info *info)
 {
-	char note[256];
+	char note[1024];
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	      "<title>dlprof-bpf report</title><style>", out);
@@ -89,11 +98,13 @@ static void head(FILE *out, const struct report_info *info)
 	}
 	fputs(info->nr_events ? "" : "none (on-CPU time only)", out);
 	fputs("</span>", out);
-	if (report_latency_note(note, sizeof(note), info)) {
-		fputs("<span class=\"latency\">", out);
-		html_escape(out, note);
-		fputs("</span>", out);
-	}
+	if (report_latency_note(note, sizeof(note), info))
+		fact(out, "latency", note);
+	/* What the probes cost the targets, where the trace says the probes' classes and costs. */
+	if (overhead_note(note, sizeof(note), &info->overhead, info->probe_pair_ns, info->elapsed_s))
+		fact(out, "overhead", note);
+	if (overhead_warning(note, sizeof(note), &info->overhead, info->elapsed_s, &info->remedy))
+		fact(out, "overhead-warning", note);
 	fputs("</p>\n", out);
 }
 

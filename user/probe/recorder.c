@@ -95,11 +95,15 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int fill_meta(struct recorder *r, const struct probe_table *t, const struct event_set *events)
+static int fill_meta(struct recorder *r, const struct probe_table *t, const struct event_set *events,
+		     const uint64_t *probe_pair_ns)
 {
 	struct trace_meta *m = trace_writer__meta(r->writer);
 	int err = 0;
 
+	/* What the probes cost the targets, said by report from the trace too (model/probe_overhead.h). */
+	for (int k = 0; probe_pair_ns && k < DLPROF_PROBE_CLASSES; k++)
+		m->probe_pair_ns[k] = probe_pair_ns[k];
 	for (size_t k = 0; k < events->cnt && !err; k++)
 		err = trace_meta__add_event(m, events->ev[k]->name);
 	for (size_t i = 0; i < t->nr_funcs && !err; i++) {
@@ -112,6 +116,8 @@ static int fill_meta(struct recorder *r, const struct probe_table *t, const stru
 			err = id;
 		else if ((size_t)id != i)
 			err = -EINVAL;
+		else
+			err = trace_meta__set_func_probes(m, (__u32)id, f->stepped, f->entry_only);
 	}
 	return err ?: trace_writer__write_meta(r->writer);
 }
@@ -143,7 +149,7 @@ struct recorder *recorder__new(const struct kernel_maps *maps, const struct prob
 		err = -errno;
 		goto fail;
 	}
-	err = fill_meta(r, t, events);
+	err = fill_meta(r, t, events, opts->probe_pair_ns);
 	if (err)
 		goto fail;
 	r->rb = ring_buffer__new(maps->records_fd, on_record, r, NULL);

@@ -19,6 +19,7 @@ struct recorder;
 struct recorder_opts {
 	const char *dir;		/* the trace directory */
 	bool no_compress;
+	const uint64_t *probe_pair_ns;	/* the calibrated pair costs, per class (into the metadata); NULL: none */
 };
 
 /* Creates the trace directory and its metadata. NULL with errno set (EEXIST: not empty). */

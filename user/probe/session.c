@@ -483,7 +483,8 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 			    strerror(-ret));
 	if (!ropts)
 		return 0;
-	rec = (struct recorder_opts){ .dir = ropts->dir, .no_compress = ropts->no_compress };
+	rec = (struct recorder_opts){ .dir = ropts->dir, .no_compress = ropts->no_compress,
+				      .probe_pair_ns = s->tot.probe_pair_ns };
 	s->recorder = recorder__new(&s->maps, &s->table, &s->events, &rec);
 	if (!s->recorder) {
 		ret = -errno;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 
+#include "model/probe_class.h"
 #include "util/file_io.h"
 #include "trace/trace_meta.h"
 #include "util/array.h"
@@ -88,6 +89,8 @@ int trace_meta__add_func(struct trace_meta *m, const char *lib, const char *buil
 	f->build_id = strdup(build_id ? build_id : "");
 	f->symbol = strdup(symbol);
 	f->offset = offset;
+	f->stepped = false;
+	f->entry_only = ENTRY_ONLY_NO;
 	if (!f->lib || !f->build_id || !f->symbol) {
 		free(f->lib);
 		free(f->build_id);
@@ -95,6 +98,16 @@ int trace_meta__add_func(struct trace_meta *m, const char *lib, const char *buil
 		return -ENOMEM;
 	}
 	return (int)m->nr_funcs++;
+}
+
+int trace_meta__set_func_probes(struct trace_meta *m, __u32 id, bool stepped, enum entry_only_why entry_only)
+{
+	if (id >= m->nr_funcs)
+		return -EINVAL;
+	m->funcs[id].stepped = stepped;
+	m->funcs[id].entry_only = entry_only;
+	m->probe_classes = true;
+	return 0;
 }
 
 /* Index of pid in procs, or where it would go. */
@@ -244,6 +257,7 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 	d->threads_unnamed = m->threads_unnamed;
 	d->merged = m->merged;
 	d->merge = m->merge;
+	memcpy(d->probe_pair_ns, m->probe_pair_ns, sizeof(d->probe_pair_ns));
 	if (m->attach_mode)
 		err = trace_meta__set_attach(d, m->attach_mode, m->attach_ms, m->functions_skipped);
 	for (__u32 i = 0; i < m->nr_events && !err; i++)
@@ -253,6 +267,8 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 		int id = trace_meta__add_func(d, f->lib, f->build_id, f->symbol, f->offset);
 
 		err = id < 0 ? id : 0;
+		if (!err && m->probe_classes)
+			err = trace_meta__set_func_probes(d, (__u32)id, f->stepped, f->entry_only);
 	}
 	for (size_t i = 0; i < m->nr_procs && !err; i++)
 		err = trace_meta__set_process(d, m->procs[i].pid, m->procs[i].comm,
@@ -345,6 +361,12 @@ static void funcs_json(const struct trace_meta *m, struct json_object *root, int
 		put(o, "build_id", json_object_new_string(f->build_id), err);
 		put(o, "symbol", json_object_new_string(f->symbol), err);
 		put_u64(o, "offset", f->offset, err);
+		if (!m->probe_classes)
+			continue;
+		put(o, "probe_class", json_object_new_string(
+			probe_class_name(f->stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED)), err);
+		if (f->entry_only != ENTRY_ONLY_NO)
+			put(o, "entry_only", json_object_new_string(entry_only_why_name(f->entry_only)), err);
 	}
 }
 
@@ -426,6 +448,11 @@ static void misc_json(const struct trace_meta *m, struct json_object *root, int 
 			put(o, "ms", json_object_new_double(m->attach_ms), err);
 			put_u64(o, "functions_skipped", m->functions_skipped, err);
 		}
+	}
+	if (m->probe_pair_ns[DLPROF_PROBE_EMULATED] || m->probe_pair_ns[DLPROF_PROBE_STEPPED]) {
+		o = new_obj(root, "probe_pair_ns", err);
+		for (int k = 0; o && k < DLPROF_PROBE_CLASSES; k++)
+			put_u64(o, probe_class_name((enum dlprof_probe_class)k), m->probe_pair_ns[k], err);
 	}
 	a = new_arr(root, "events", err);
 	for (__u32 i = 0; a && i < m->nr_events; i++)
@@ -638,6 +665,32 @@ static void parse_events(struct parse *p, struct json_object *root, struct trace
 	}
 }
 
+/* "probe_class" and "entry_only": all functions say them, or none (a trace written before them). */
+static void parse_func_probes(struct parse *p, struct json_object *f, const char *ctx, struct trace_meta *m,
+			      __u32 id)
+{
+	struct json_object *c = get(p, f, ctx, "probe_class", json_type_string, false);
+	struct json_object *e = get(p, f, ctx, "entry_only", json_type_string, false);
+	int cls, why = ENTRY_ONLY_NO;
+
+	if (p->failed)
+		return;
+	if (!c != !m->probe_classes && id) {
+		fail(p, "%s %s \"probe_class\" where function 0 does%s", ctx, c ? "has" : "has no", c ? " not" : "");
+		return;
+	}
+	if (!c)
+		return;
+	cls = probe_class_from_name(json_object_get_string(c));
+	if (e)
+		why = entry_only_why_from_name(json_object_get_string(e));
+	if (cls < 0 || why < 0) {
+		fail(p, "%s has an unknown %s", ctx, cls < 0 ? "probe_class" : "entry_only");
+		return;
+	}
+	trace_meta__set_func_probes(m, id, cls == DLPROF_PROBE_STEPPED, (enum entry_only_why)why);
+}
+
 static void parse_funcs(struct parse *p, struct json_object *root, struct trace_meta *m)
 {
 	struct json_object *a = get(p, root, "the metadata", "functions", json_type_array, true);
@@ -668,6 +721,8 @@ static void parse_funcs(struct parse *p, struct json_object *root, struct trace_
 		}
 		ret = trace_meta__add_func(m, lib, bid, sym, off);
 		nomem(p, ret < 0 ? ret : 0);
+		if (ret >= 0)
+			parse_func_probes(p, f, ctx, m, (__u32)ret);
 	}
 }
 
@@ -771,6 +826,9 @@ static void parse_rest(struct parse *p, struct json_object *root, struct trace_m
 		m->untimed_calls = get_u64(p, o, "diag", "untimed_calls", false);
 		m->threads_unnamed = get_u64(p, o, "diag", "threads_unnamed", false);
 	}
+	o = get(p, root, "the metadata", "probe_pair_ns", json_type_object, false);
+	for (int k = 0; o && k < DLPROF_PROBE_CLASSES; k++)
+		m->probe_pair_ns[k] = get_u64(p, o, "probe_pair_ns", probe_class_name((enum dlprof_probe_class)k), true);
 	o = get(p, root, "the metadata", "merge", json_type_object, false);
 	if (o) {
 		m->merged = true;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "trace_format.h"
+#include "model/func_summary.h"
 
 #define TRACE_META_FILE "meta.json"
 
@@ -20,6 +21,9 @@ struct trace_func {
 	char *build_id;			/* hex; "" when the file has none */
 	char *symbol;
 	__u64 offset;			/* file offset of the probe */
+	/* Its probes' class and whether they are entry-only (m->probe_classes: recorded). */
+	bool stepped;
+	enum entry_only_why entry_only;
 };
 
 struct trace_proc {
@@ -71,6 +75,14 @@ struct trace_meta {
 	char *events[DLPROF_MAX_EVENTS];	/* counter k of a record is events[k] */
 	__u32 nr_events;
 
+	/*
+	 * The calibrated cost of a probe pair per class, 0: not recorded; and
+	 * whether the functions say their probes' class (traces written before
+	 * either do not): what the probes cost the targets is said from them.
+	 */
+	__u64 probe_pair_ns[DLPROF_PROBE_CLASSES];
+	bool probe_classes;
+
 	struct trace_func *funcs;	/* indexed by call_record.func_id */
 	__u32 nr_funcs;
 	__u32 cap_funcs;
@@ -102,6 +114,8 @@ int trace_meta__add_event(struct trace_meta *m, const char *name);
 /* Appends a function; returns its id (the next index), or -errno. build_id may be NULL. */
 int trace_meta__add_func(struct trace_meta *m, const char *lib, const char *build_id,
 			 const char *symbol, __u64 offset);
+/* Function id's probes: single-stepped or emulated, entry-only and why. 0 or -EINVAL (no such id). */
+int trace_meta__set_func_probes(struct trace_meta *m, __u32 id, bool stepped, enum entry_only_why entry_only);
 /* Adds pid, or updates its comm and cgroup (after an exec). 0 or -ENOMEM. */
 int trace_meta__set_process(struct trace_meta *m, __u32 pid, const char *comm, __u64 cgroup_id);
 const struct trace_proc *trace_meta__find_process(const struct trace_meta *m, __u32 pid);

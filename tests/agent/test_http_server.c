@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The endpoint's health and readiness: /healthz alive from the first
+ * publish on, /readyz only while ready, each saying why not; over a real
+ * socket on a port the kernel picks.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent/http_server.h"
+
+/* GET path over HTTP/1.0: the status, and the body into body. */
+static int get(const struct http_server *h, const char *path, char *body, size_t sz)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)http_server__port(h)) };
+	char buf[1024], req[128];
+	size_t len = 0;
+	ssize_t n;
+	int fd, status = -1;
+	char *end;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while (len + 1 < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	close(fd);
+	sscanf(buf, "HTTP/1.%*d %d", &status);
+	end = strstr(buf, "\r\n\r\n");
+	snprintf(body, sz, "%s", end ? end + 4 : "");
+	return status;
+}
+
+static char *text(const char *s)
+{
+	char *t = strdup(s);
+
+	assert_non_null(t);
+	return t;
+}
+
+static void test_health_and_readiness(void **state)
+{
+	char err[256], body[256];
+	struct http_server *h = http_server__start("127.0.0.1:0", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(h);
+	/* Nothing published: the agent is still attaching. */
+	assert_int_equal(get(h, "/healthz", body, sizeof(body)), 503);
+	assert_string_equal(body, "starting: attaching\n");
+	assert_int_equal(get(h, "/readyz", body, sizeof(body)), 503);
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 503);
+
+	/* Serving, not ready: alive, and both say why. */
+	http_server__publish(h, text("m 1\n"), 4, "the cold start");
+	assert_int_equal(get(h, "/healthz", body, sizeof(body)), 200);
+	assert_string_equal(body, "ok; not ready: the cold start\n");
+	assert_int_equal(get(h, "/readyz", body, sizeof(body)), 503);
+	assert_string_equal(body, "not ready: the cold start\n");
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
+	assert_string_equal(body, "m 1\n");
+
+	http_server__publish(h, text("m 2\n"), 4, NULL);
+	assert_int_equal(get(h, "/healthz", body, sizeof(body)), 200);
+	assert_string_equal(body, "ok\n");
+	assert_int_equal(get(h, "/readyz", body, sizeof(body)), 200);
+	assert_string_equal(body, "ready\n");
+
+	/* A reload that failed: still alive, not ready. */
+	http_server__publish(h, text("m 3\n"), 4, "nothing attached");
+	assert_int_equal(get(h, "/healthz", body, sizeof(body)), 200);
+	assert_int_equal(get(h, "/readyz", body, sizeof(body)), 503);
+	assert_int_equal(get(h, "/nothing", body, sizeof(body)), 404);
+	http_server__free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_health_and_readiness),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
