@@ -306,7 +306,7 @@ def test_agent_budget_sampled_counts_match_workload():
     sampled="true" together) over a scrape interval come close to the calls the workload counted
     itself, though the probes slow the workload while a window holds them."""
     with tempfile.TemporaryDirectory() as tmp, Agent(["--lib", LIB, "--func", "dlt_test_je", "-v"]) as a:
-        a.wait_health()
+        a.wait_ready()
         count = os.path.join(tmp, "count")
         # About 50 us of the caller's own work a call: hot enough to be sampled at the default budget, and
         # windows every half second or so, enough of them in the interval to average a busy machine's noise.
