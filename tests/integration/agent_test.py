@@ -147,6 +147,7 @@ def test_agent_exact_counts_and_histogram():
         count = [v for lbl, v in samples(text, "dlprof_call_duration_seconds_count").items() if 'function="dlt_add"' in lbl]
         check(count == [54321] and buckets[-1][1] == 54321, f"histogram count {count}, +Inf {buckets[-1]}")
         # Which durations these are, as the CLI's summary of the same probes says it.
+        check(samples(text, "dlprof_agent_copy_discovery_lost_total").get("") == 0, "discovery events lost, or no metric")
         info = list(samples(text, "dlprof_agent_info"))
         rc, doc, err = run_profiled([DRIVER, "count", "10"], ["--func", "dlt_add"])
         check(rc == 0 and len(info) == 1 and f'latency="{doc["latency"]}"' in info[0],

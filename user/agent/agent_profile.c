@@ -539,6 +539,7 @@ void agent_profile__stats(const struct agent_profile *p, struct agent_profile_st
 	*st = p->st;
 	st->dropped = p->tot.incomplete;
 	st->orphan_returns = p->tot.orphan_returns;
+	st->discovery_lost = p->tot.discovery_lost;
 	st->copy_attach_failures = 0;
 	if (p->s) {
 		size_t n;
