@@ -31,6 +31,12 @@
  * estimate (a share of 0.9 already means ten calls for each one seen).
  */
 #define MAX_PROBE_SHARE 0.9
+/*
+ * A window stays open at least this long after its attach returns, whatever
+ * its calls, so that the rate at which its probes count is measured with all
+ * of them in (probe_span).
+ */
+#define WINDOW_AFTER_ATTACH_S 0.005
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
 #define WINDOW_CLOSE_PATIENCE_MS 5000
 
@@ -330,16 +336,10 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 		kind->later(p, now);
 		return ret;
 	}
-	/*
-	 * The attach writes the breakpoints one function after the other, in
-	 * their order, into every process that maps the library (the more
-	 * processes map it, the longer it takes), and a function's calls count
-	 * from its own; the close takes them out in the same order. The window
-	 * counts from the middle of its attach to the middle of its close,
-	 * which is taken to last as long.
-	 */
+	/* Where its probes' count stands once they are all in (probe_span). */
 	w->attach_s = mono_seconds() - w->open_t;
-	w->t0 = w->open_t + w->attach_s / 2;
+	w->attach_calls = session__all_calls(p->s) - w->calls0;
+	w->t0 = w->open_t + w->attach_s;
 	if (kind->opened)
 		kind->opened(p);
 	w->sys0 = kernel_cpu_s();
@@ -368,20 +368,45 @@ static void close_window_begin(struct agent_profile *p)
 				seen += (double)p->calls[i] - p->fs[i].win0.calls;
 		measure_window_cost(p, t1, seen);
 	}
+	w->free_calls = session__all_calls(p->s) - w->calls0;
 	session__links_free(p->s, w->links);
 	w->links = NULL;
 	w->closing = true;
 	w->free_t = t1;
 }
 
+/*
+ * When the window's probes began to count. The attach puts them in one
+ * function (one link) after the other, and how long that takes depends on
+ * the attach mode and on the processes that map the library: a multi-uprobe
+ * link's probes count only once its attach returns, a classic function's
+ * from its own entry probe on, while the others are still going in. So the
+ * calls counted during the attach are taken to have come at the rate
+ * counted after it, with every probe in, and the window to have begun as
+ * long before the attach returned as that rate needs for them. The probes
+ * stop counting as soon as the links are freed (their generation is over),
+ * though the kernel takes longer to close them: the window ends then.
+ */
+static double probe_start(const struct profile_windows *w)
+{
+	double after_s = w->free_t - w->t0, after = (double)w->free_calls - (double)w->attach_calls;
+
+	if (!w->attach_calls)
+		return w->t0;
+	if (after_s <= 0 || after <= 0)
+		return w->open_t + w->attach_s / 2;
+	return fmax(w->open_t, w->t0 - (double)w->attach_calls * after_s / after);
+}
+
 static int close_window_finish(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
-	double t1 = w->free_t, close_t = t1 + w->attach_s / 2;
+	double t1 = w->free_t;
 	int ret;
 
-	w->k = probe_correction(p, close_t - w->t0);
-	ret = read_window_totals(p, false, close_t);
+	w->t0 = probe_start(w);
+	w->k = probe_correction(p, t1 - w->t0);
+	ret = read_window_totals(p, false, t1);
 	w->closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
 	trip__window_closed(p, w->calls0);
@@ -398,6 +423,8 @@ double windows__step(struct agent_profile *p, double now)
 	if (w->links) {
 		uint64_t seen = session__all_calls(p->s) - w->calls0;
 
+		if (now < w->t0 + WINDOW_AFTER_ATTACH_S && (now >= w->end || (double)seen >= w->calls_max))
+			return w->t0 + WINDOW_AFTER_ATTACH_S;
 		if (now < w->end && (double)seen < w->calls_max) {
 			w->check_s = seen ? WINDOW_CHECK_S : fmin(w->check_s * 2, WINDOW_CHECK_MAX_S);
 			return fmin(w->end, now + w->check_s);

@@ -54,7 +54,7 @@ struct profile_windows {
 	unsigned long seq;		/* windows opened so far: whose start a group cell's win0 is */
 	double open_t;			/* before its attach */
 	double attach_s;		/* its attach took this long */
-	double t0;			/* its calls count from here (the middle of its attach) */
+	double t0;			/* its attach returned then; once closed, when its probes began to count */
 	double end;			/* it is due to close then */
 	double free_t;			/* its links were freed then */
 	double close_t;			/* the end of the window being read */
@@ -64,6 +64,8 @@ struct profile_windows {
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
 	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	uint64_t calls0;		/* entries of every function at its start */
+	uint64_t attach_calls;		/* ... since, when its attach returned */
+	uint64_t free_calls;		/* ... and when its links were freed */
 	__u64 *cpu_calls;		/* ... per possible CPU, then at its end */
 	size_t nr_cpus;
 	double k;			/* the window being read: its calls times this are the unprobed program's */
