@@ -10,6 +10,7 @@
  * with a figure that assumes a page size, THP or scheduler settings.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -149,6 +150,30 @@ static void *thread_calls(void *arg)
 	for (long i = 0; i < n; i++)
 		sink = dlt_add((int)i, 1);
 	return NULL;
+}
+
+/*
+ * Calls dlt_test_je (a probe the kernel emulates, as most are) at a steady
+ * pace, work steps of the caller's own work between calls, until killed;
+ * its own count of calls goes into the 8 bytes of the file at path, so
+ * that a test reads it whenever it scrapes.
+ */
+static void steady_calls(long work, const char *path)
+{
+	int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
+	volatile unsigned long long *count;
+
+	if (fd < 0 || ftruncate(fd, sizeof(*count)))
+		exit(5);
+	count = mmap(NULL, sizeof(*count), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (count == MAP_FAILED)
+		exit(5);
+	for (unsigned long long i = 1;; i++) {
+		sink = dlt_test_je((int)i);
+		for (long k = 0; k < work; k++)
+			sink += (int)k;
+		*count = i;
+	}
 }
 
 /*
@@ -300,6 +325,8 @@ static int run(int argc, char **argv)
 			dlt_loop_head((int)(i % 4));
 			sink = dlt_loop_second((int)(i % 5));
 		}
+	} else if (!strcmp(mode, "steady")) {	/* steady WORK PATH: dlt_test_je, then WORK steps of work, until killed */
+		steady_calls(n, argv[2]);
 	} else if (!strcmp(mode, "exit")) {	/* exit CODE */
 		return (int)n;
 	} else {

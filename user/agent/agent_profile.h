@@ -70,6 +70,7 @@ struct agent_profile_stats {
 	uint64_t groups_freed;		/* kernel entries of removed containers freed */
 	uint64_t kubelet_errors;	/* pod list requests that failed */
 	uint64_t copy_attach_failures;	/* copies of the libraries whose probes could not be attached */
+	uint64_t discovery_lost;	/* copy discovery's events the kernel had no room for */
 };
 
 struct agent_profile;

@@ -132,6 +132,9 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_copy_attach_failures_total", "counter",
 	      "Copies of the libraries (in containers) whose probes could not be attached: their calls are not counted",
 	      (double)p->copy_attach_failures);
+	gauge(b, "dlprof_agent_copy_discovery_lost_total", "counter",
+	      "Events of copy discovery the kernel had no room for: a copy first mapped then is found at its next mapping",
+	      (double)p->discovery_lost);
 	gauge(b, "dlprof_agent_series", "gauge", "Function label sets exposed", (double)a->series_exposed);
 	gauge(b, "dlprof_agent_series_folded_total", "counter",
 	      "Label sets folded into function=\"__other__\" by --max-series", (double)a->series_folded);

@@ -30,7 +30,10 @@ struct group_cell {
 	struct series_values at_sample;	/* kernel totals when its function left the links */
 	struct series_values win0;	/* kernel totals when window win_seq began */
 	unsigned long win_seq;
-	struct series_values est;	/* the sampled series */
+	struct series_values est;	/* the sampled estimate up to its function's last window */
+	struct series_values rate;	/* ... and per second since, from that window; zero before one */
+	double rate_t;			/* when that window closed */
+	struct series_values shown;	/* its sampled series: est run on at rate to the last refresh, never less */
 };
 
 /* A container, or the host. */

@@ -198,16 +198,17 @@ int kernel_func_read(const struct kernel_maps *km, const struct probe_table *t, 
 	return ret;
 }
 
-uint64_t kernel_all_calls(const struct kernel_maps *km)
+uint64_t kernel_all_calls(const struct kernel_maps *km, __u64 *per_cpu)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	__u64 *per_cpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per_cpu)) : NULL;
+	__u64 *buf = per_cpu ?: (ncpu > 0 ? calloc((size_t)ncpu, sizeof(*buf)) : NULL);
 	__u32 zero = 0;
 	uint64_t sum = 0;
 
-	if (per_cpu && !bpf_map_lookup_elem(km->all_calls_fd, &zero, per_cpu))
+	if (buf && !bpf_map_lookup_elem(km->all_calls_fd, &zero, buf))
 		for (int c = 0; c < ncpu; c++)
-			sum += per_cpu[c];
-	free(per_cpu);
+			sum += buf[c];
+	if (buf != per_cpu)
+		free(buf);
 	return sum;
 }

@@ -51,6 +51,6 @@ int kernel_calls_read(const struct kernel_maps *km, size_t nr_funcs, uint64_t *c
 int kernel_func_read(const struct kernel_maps *km, const struct probe_table *t, size_t func, struct func_profile *f,
 		     __u64 *hist);
 /* The entries of every function so far, summed over CPUs, in one lookup; 0 when it cannot be read. */
-uint64_t kernel_all_calls(const struct kernel_maps *km);
+uint64_t kernel_all_calls(const struct kernel_maps *km, __u64 *per_cpu);
 
 #endif /* DLPROF_KERNEL_STATS_H */

@@ -381,6 +381,8 @@ static int load_bpf(struct session *s, const struct session_record_opts *ropts)
 	}
 	s->skel->rodata->compensate = !s->opts.raw_latency;
 	s->skel->rodata->count_all = s->opts.start_unlinked;
+	if (s->opts.start_unlinked && !(s->all_calls_cpu = calloc((size_t)nr_cpus, sizeof(*s->all_calls_cpu))))
+		return -ENOMEM;
 	err = bpf_map__set_max_entries(s->skel->maps.perf_counters, (__u32)nr_cpus * DLPROF_MAX_EVENTS);
 	/* The functions, then one calibration id per probe class (probe/calibrate.h). */
 	if (!err)
@@ -815,6 +817,7 @@ void session__free(struct session *s)
 	if (s->event_fds)
 		event_fds_close(s->event_fds, s->nr_event_fds);
 	free(s->event_fds);
+	free(s->all_calls_cpu);
 	pid_watch__close(&s->pids);
 	if (s->poll_fd >= 0)
 		close(s->poll_fd);
@@ -856,7 +859,15 @@ int session__read_totals(struct session *s, struct session_totals *tot)
 
 uint64_t session__all_calls(const struct session *s)
 {
-	return s->opts.start_unlinked ? kernel_all_calls(&s->maps) : 0;
+	return s->opts.start_unlinked ? kernel_all_calls(&s->maps, s->all_calls_cpu) : 0;
+}
+
+const __u64 *session__all_calls_cpu(const struct session *s, size_t *nr)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	*nr = ncpu > 0 ? (size_t)ncpu : 0;
+	return s->all_calls_cpu && ncpu > 0 ? s->all_calls_cpu : NULL;
 }
 
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs)

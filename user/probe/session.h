@@ -269,6 +269,8 @@ int session__read_func(const struct session *s, size_t func, struct func_profile
 int session__read_totals(struct session *s, struct session_totals *tot);
 /* Entries of every function so far, windows' included (start_unlinked only; else 0): one lookup. */
 uint64_t session__all_calls(const struct session *s);
+/* Those entries per possible CPU (*nr of them), as the last session__all_calls read them; NULL: none. */
+const __u64 *session__all_calls_cpu(const struct session *s, size_t *nr);
 /* Time in the probe programs and their runs so far (counted while BPF stats are enabled). */
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs);
 

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the parts of one agent profile share. agent_profile.c owns the
+ * session, the series and the budget's plan; each of its state machines
+ * keeps its own state in its own struct and file: the cold start's
+ * batches (profile_calib.h), the sampling windows (profile_windows.h),
+ * the scans of idle sampled functions (profile_scans.h) and the cheap
+ * check between refreshes (profile_trip.h). Only agent/profile_*.c and
+ * agent_profile.c include this.
+ */
+#ifndef DLPROF_AGENT_PROFILE_INTERNAL_H
+#define DLPROF_AGENT_PROFILE_INTERNAL_H
+
+#include "agent/agent_profile.h"
+#include "agent/group_series.h"
+#include "agent/install_cost.h"
+#include "agent/profile_calib.h"
+#include "agent/profile_scans.h"
+#include "agent/profile_trip.h"
+#include "agent/profile_windows.h"
+#include "model/probe_class.h"
+#include "probe/relink.h"
+#include "probe/session.h"
+
+struct func_state {
+	bool sampled;
+	uint64_t last_calls;		/* at the last tick */
+	struct series_values win0;	/* kernel totals when the open window began */
+	double covered_until;		/* its sampled series account for the time up to here */
+	double sampled_since;
+	bool measured;			/* its cost is known: from the links, or a window */
+	bool unpublished;		/* called since its exact series was last brought up to date */
+	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
+	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
+};
+
+struct agent_profile {
+	struct agent_profile_opts o;
+	struct session *s;
+	struct metrics_registry *reg;
+	struct group_series *groups;	/* the series, exact and sampled, per function and container */
+	struct kubelet_pods kpods;	/* the kubelet's last pod list */
+	double kubelet_t;		/* when it was last asked; 0: never */
+	size_t n;
+	struct func_state *fs;
+	uint64_t *calls;
+	bool *mask;			/* scratch: which functions a link set holds */
+	double *cost;			/* scratch: budget input */
+	bool *plan;			/* scratch: budget output */
+	__u64 *hist;			/* scratch: HIST_BUCKETS */
+	struct budget_plan bplan;
+	struct agent_profile_stats st;
+	double last_tick;
+	double last_read;		/* the calls were last read (a refresh or a reaction) */
+	uint64_t last_run_ns, last_total_calls;
+	struct session_totals tot;
+	bool calibrated;		/* the plan after the first windows is made (cold start over) */
+	bool relinking;			/* a relink begun: its old links still closing */
+	double relink_t0;		/* when the first of its plans began it */
+	double trap_ns[DLPROF_PROBE_CLASSES];	/* the kernel's part of a probed call, per class */
+	double prog_ns;			/* the programs' part, per call (bpf_stats) */
+	double mix_trap_ns;		/* the trap part of the exact functions' last calls, weighted by them */
+	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
+	struct profile_calib calib;
+	struct profile_windows win;
+	struct profile_scans scans;
+	struct profile_trip trip;
+};
+
+/* What to do with each row of function i's groups: the row's cell, its totals now. */
+typedef int (*row_fn)(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+		      const struct func_profile *r, const struct series_values *v);
+
+/* Each (function, container) row of the kernel's aggregates whose function want[] marks. */
+int profile_for_rows(struct agent_profile *p, const bool *want, row_fn fn);
+/* The kernel's totals of function i, as series values (raw: since this session loaded). */
+int profile_read_raw(struct agent_profile *p, size_t i, struct series_values *v, struct func_profile *f);
+/* A (function, container)'s sampled series, made at its first need; its own id, or a negative errno. */
+long profile_sampled_series(struct agent_profile *p, struct group_cell *c, const struct agent_group *grp,
+			    const struct func_profile *r);
+/* The cell's sampled series shown at now: its estimate run on at its last window's rate. */
+void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id, double now);
+/* a = a + k * (b - c), field by field (timed is kept from b). */
+void series_add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
+			    double k);
+/* What probing function i costs per call: its class's trap and the programs' time. */
+double profile_call_ns(const struct agent_profile *p, size_t i);
+
+#endif /* DLPROF_AGENT_PROFILE_INTERNAL_H */

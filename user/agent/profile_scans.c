@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <math.h>
+
+#include "agent/profile_internal.h"
+
+/*
+ * The idle sampled functions (those the mappings' cost took out of the
+ * links can be thousands in a large library) are scanned this many at a
+ * time: attaching them all at once writes each breakpoint into every
+ * process that maps the library. A scan that holds none called costs only
+ * its attach and close, so scans do not ride along with the sampling
+ * windows, whose period the hot functions' cost sets and can be long: a
+ * function that became hot would be seen only after many such periods.
+ * Scans come as often as the windows did while nothing sampled was called,
+ * and take at most this share of the budget in the agent's CPU time.
+ */
+#define IDLE_SLICE 128
+#define SCAN_BUDGET_SHARE 0.5
+/*
+ * At that share a turn over a large library's idle functions is slow while
+ * processes map it, since a scan's breakpoints each flush the mapper's TLB.
+ * A process that maps a library is where hot functions come from: then one
+ * turn goes at the windows' idle rate, whatever its CPU time, and no second
+ * one follows within this many seconds.
+ */
+#define SCAN_BURST_GAP_S 120.0
+
+bool scans__idle(const struct func_state *fs)
+{
+	return fs->sampled && fs->cost_ns_per_s <= 0;
+}
+
+/* A process mapped a probed library: one turn of scans over the idle functions at the idle rate. */
+static void start_burst(struct agent_profile *p, double now)
+{
+	struct profile_scans *sc = &p->scans;
+	size_t idle = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		idle += scans__idle(&p->fs[i]);
+	sc->burst = (idle + IDLE_SLICE - 1) / IDLE_SLICE;
+	sc->burst_t = now;
+	sc->mappings = p->inst.total;
+	sc->next = fmin(sc->next, now);
+}
+
+void scans__mappings(struct agent_profile *p, double now)
+{
+	if (p->calibrated && p->inst.total > p->scans.mappings && now - p->scans.burst_t >= SCAN_BURST_GAP_S)
+		start_burst(p, now);
+}
+
+void scans__rebase(struct agent_profile *p)
+{
+	p->scans.mappings = p->inst.total;
+}
+
+/* A scan's functions: the next IDLE_SLICE of the idle sampled ones, in turn. */
+static void scan_pick(struct agent_profile *p)
+{
+	struct profile_scans *sc = &p->scans;
+	size_t from = sc->next_func;
+
+	for (size_t k = 0; k < p->n && p->win.funcs < IDLE_SLICE; k++) {
+		size_t i = (from + k) % p->n;
+
+		if (!scans__idle(&p->fs[i]))
+			continue;
+		p->win.in_window[i] = true;
+		p->win.funcs++;
+		sc->next_func = (i + 1) % p->n;
+	}
+}
+
+static double scan_len_s(const struct agent_profile *p)
+{
+	return p->o.budget.window_s;
+}
+
+static double scan_calls_max(const struct agent_profile *p)
+{
+	(void)p;
+	return WINDOW_ENOUGH_CALLS;
+}
+
+/* While nothing sampled is called, sampling windows came this often: scans do. */
+static double scan_period_min(const struct agent_profile *p)
+{
+	return p->o.budget.window_s / p->o.budget.max_duty;
+}
+
+static void scan_later(struct agent_profile *p, double now)
+{
+	p->scans.next = now + scan_period_min(p);
+}
+
+static void scan_closed(struct agent_profile *p, double t1)
+{
+	struct profile_scans *sc = &p->scans;
+	double open_t = p->win.open_t;
+	/*
+	 * The agent's CPU time in it (its reads, the attach and close of a
+	 * slice, longer while processes map the library), against the scans'
+	 * share of the budget. Not the close's wall time: mostly the kernel's
+	 * grace period.
+	 */
+	double busy = windows__cpu_s(p);
+
+	p->st.scans++;
+	p->st.scan_s_total += t1 - open_t;
+	sc->next = open_t + scan_period_min(p);
+	if (sc->burst)
+		sc->burst--;
+	else
+		sc->next = fmax(sc->next, open_t + busy * 1e9 / (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
+}
+
+const struct window_kind scan_window = {
+	.log_tag = " scan=true",
+	/* A few calls, and the next window's baseline would be shorter than a scan's period. */
+	.measures_cost = false,
+	.pick = scan_pick,
+	.len_s = scan_len_s,
+	.calls_max = scan_calls_max,
+	.later = scan_later,
+	.closed = scan_closed,
+};

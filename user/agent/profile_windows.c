@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent_log.h"
+#include "agent/profile_internal.h"
+#include "util/clock.h"
+
+/*
+ * A sampled function's cost is its last window's, or what it was, halved
+ * every this many seconds: a quiet spell between bursts does not bring it
+ * back into the links (and the next burst out of them, with a gap each time).
+ */
+#define SAMPLED_COST_HALF_LIFE_S 60.0
+/*
+ * An open window is looked at this often once an entry shows in it. Until
+ * then, twice as long each time, up to the longest: a scan of idle
+ * functions would otherwise wake the agent every ms, and those wakeups
+ * would cost more than the scan. Its closing links are asked about this often.
+ */
+#define WINDOW_CHECK_S 0.001
+#define WINDOW_CHECK_MAX_S 0.032
+#define WINDOW_CLOSE_POLL_S 0.004
+/*
+ * A CPU's probes are taken to have cost at most this share of a window:
+ * past it the calibrated cost of a pair, not the calls, would decide the
+ * estimate (a share of 0.9 already means ten calls for each one seen).
+ */
+#define MAX_PROBE_SHARE 0.9
+/*
+ * A window stays open at least this long after its attach returns, whatever
+ * its calls, so that the rate at which its probes count is measured with all
+ * of them in (probe_span).
+ */
+#define WINDOW_AFTER_ATTACH_S 0.005
+/* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
+#define WINDOW_CLOSE_PATIENCE_MS 5000
+
+/* The agent's CPU time, all its threads (the windows' closes run on their own). */
+static double process_cpu_s(void)
+{
+	return clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/*
+ * The machine's kernel time so far (system, irq, softirq; USER_HZ ticks of
+ * /proc/stat), in seconds; < 0 when unreadable. A probe's trap and program
+ * run in the kernel: a window's extra kernel time is what its probes cost,
+ * whatever instruction they sit on (emulated, single-stepped).
+ */
+static double kernel_cpu_s(void)
+{
+	unsigned long long user, nice, sys, idle, iowait, irq, softirq;
+	FILE *f = fopen("/proc/stat", "re");
+	double v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+		   &softirq) == 7)
+		v = (double)(sys + irq + softirq) / (double)sysconf(_SC_CLK_TCK);
+	fclose(f);
+	return v;
+}
+
+/* The cost of a call in a window, from the kernel time the window added over the time before it. */
+static void measure_window_cost(struct agent_profile *p, double t1, double calls)
+{
+	struct profile_windows *w = &p->win;
+	double sys1 = kernel_cpu_s(), span = t1 - w->t0, base_rate, extra;
+
+	/* The time before the window is the baseline: too short a one is a tick's noise. */
+	if (sys1 < 0 || w->sys0 < 0 || w->last_sys < 0 || w->t0 - w->last_sys_t < WINDOW_BASELINE_S || calls < 1000)
+		goto out;
+	base_rate = (w->sys0 - w->last_sys) / (w->t0 - w->last_sys_t);
+	extra = (sys1 - w->sys0) - base_rate * span;
+	if (extra <= 0)
+		goto out;
+	/* Ticks are coarse (10 ms): a running mean over the windows. */
+	w->sampled_call_ns = w->sampled_call_ns > 0 ? 0.7 * w->sampled_call_ns + 0.3 * extra * 1e9 / calls
+						    : extra * 1e9 / calls;
+	p->st.sampled_call_cost_ns = w->sampled_call_ns;
+out:
+	w->last_sys = sys1;
+	w->last_sys_t = t1;
+}
+
+/* At a window's start: where each (function, container) of it stands. */
+static int window_open_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+			   const struct func_profile *r, const struct series_values *v)
+{
+	(void)func;
+	(void)grp;
+	(void)r;
+	c->win0 = *v;
+	c->win_seq = p->win.seq;
+	return 0;
+}
+
+/*
+ * At a window's end: its calls in each (function, container), as many as
+ * the program would have made unprobed (win.k), extrapolated to the time
+ * since the function's sampled series were last brought up to date, into
+ * that container's sampled series; their rate runs it on from here.
+ */
+static int window_close_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+			    const struct func_profile *r, const struct series_values *v)
+{
+	const struct profile_windows *w = &p->win;
+	/* A row new since the window began: all of its calls are the window's. */
+	struct series_values zero = {}, *base = c->win_seq == w->seq ? &c->win0 : &zero;
+	double span = w->close_t - w->t0;
+	long id;
+
+	if (!grp->selected || span <= 0 || (v->calls <= base->calls && c->sampled_id < 0))
+		return 0;
+	id = profile_sampled_series(p, c, grp, r);
+	if (id < 0)
+		return (int)id;
+	series_add_scaled_diff(&c->est, v, base, w->k * (w->close_t - p->fs[func].covered_until) / span);
+	c->rate = (struct series_values){};
+	series_add_scaled_diff(&c->rate, v, base, w->k / span);
+	c->rate_t = w->close_t;
+	profile_show_sampled(p, c, id, w->close_t);
+	return 0;
+}
+
+/* At a window's start (before its attach), or its end (once its links are closed, at now: the middle of their close). */
+static int read_window_totals(struct agent_profile *p, bool start, double now)
+{
+	struct profile_windows *w = &p->win;
+	double seen = 0, top = 0, span = now - w->t0, call_ns = start ? 0 : w->sampled_call_ns;
+	const char *top_name = "-";
+	int ret;
+
+	/* The containers' sampled series, before the functions' coverage moves on. */
+	w->close_t = now;
+	ret = profile_for_rows(p, w->in_window, start ? window_open_row : window_close_row);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < p->n; i++) {
+		struct func_state *fs = &p->fs[i];
+		struct series_values v;
+		struct func_profile f;
+
+		if (!w->in_window[i])
+			continue;
+		ret = profile_read_raw(p, i, &v, &f);
+		if (ret)
+			return ret;
+		if (start) {
+			fs->win0 = v;
+			continue;
+		}
+		if (span <= 0)
+			continue;
+		seen += v.calls - fs->win0.calls;
+		if (v.calls - fs->win0.calls > top) {
+			top = v.calls - fs->win0.calls;
+			top_name = f.func;
+		}
+		fs->measured = true;
+		/* Measured in the windows when it could be, else from the calibration. */
+		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * (call_ns > 0 ? call_ns : profile_call_ns(p, i)),
+					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
+		fs->covered_until = now;
+	}
+	if (!start && p->o.verbose)
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f%s",
+			  w->funcs, span * 1e3, seen, w->k, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
+			  w->kind->log_tag);
+	return 0;
+}
+
+/*
+ * A sampling window closes once its calls have cost what its period's
+ * share of the budget pays for (and it has seen at least
+ * WINDOW_ENOUGH_CALLS): a function idle when it was sampled may be hot now,
+ * and the window would otherwise hold the program back for all its length.
+ */
+static double sample_calls_max(const struct agent_profile *p)
+{
+	double call_ns = p->win.sampled_call_ns > 0 ? p->win.sampled_call_ns : p->mix_trap_ns + p->prog_ns;
+	double left = p->o.budget.budget_ns_per_s - p->bplan.exact_ns_per_s;
+
+	return fmax(left * p->bplan.period_s / call_ns, WINDOW_ENOUGH_CALLS);
+}
+
+/* A sampling window's functions: every sampled one seen called. */
+static void sample_pick(struct agent_profile *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		p->win.in_window[i] = p->fs[i].sampled && !scans__idle(&p->fs[i]);
+		p->win.funcs += p->win.in_window[i];
+	}
+}
+
+static double sample_len_s(const struct agent_profile *p)
+{
+	return p->o.budget.window_s;
+}
+
+static void sample_opened(struct agent_profile *p)
+{
+	p->win.next = p->win.t0 + p->bplan.period_s;
+}
+
+static void sample_later(struct agent_profile *p, double now)
+{
+	p->win.next = now + p->bplan.period_s;
+}
+
+void windows__count(struct agent_profile *p, double t1)
+{
+	p->st.windows++;
+	p->st.window_s_total += t1 - p->win.open_t;
+}
+
+/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
+static void sample_closed(struct agent_profile *p, double t1)
+{
+	struct profile_windows *w = &p->win;
+
+	windows__count(p, t1);
+	if (p->bplan.duty <= 0)
+		return;
+	w->next = w->open_t + (mono_seconds() - w->open_t) / p->bplan.duty;
+	/* Closed by its calls, it spent its period's share: the next one waits for the period. */
+	if (t1 < w->end)
+		w->next = fmax(w->next, w->open_t + p->bplan.period_s);
+}
+
+const struct window_kind sample_window = {
+	.log_tag = "",
+	.measures_cost = true,
+	.pick = sample_pick,
+	.len_s = sample_len_s,
+	.calls_max = sample_calls_max,
+	.opened = sample_opened,
+	.later = sample_later,
+	.closed = sample_closed,
+};
+
+/* The entries of every function per CPU so far, into calls[nr_cpus]; zeros when unreadable. */
+static void cpu_calls(struct agent_profile *p, __u64 *calls)
+{
+	size_t nr;
+	const __u64 *cpu;
+
+	session__all_calls(p->s);
+	cpu = session__all_calls_cpu(p->s, &nr);
+	for (size_t c = 0; c < p->win.nr_cpus; c++)
+		calls[c] = cpu && nr == p->win.nr_cpus ? cpu[c] : 0;
+}
+
+/*
+ * How many calls the program would have made unprobed for each call the
+ * window saw. Each probed call cost its caller a probe pair (its class's
+ * calibrated cost), time the caller did not spend on its own work, so a
+ * window sees fewer calls per second than the program makes between
+ * windows. The callers on each CPU are taken to have run there for the
+ * whole window: a CPU's calls came at its time less its probes'. Threads
+ * that wait between calls at a pace set elsewhere lose less than that, and
+ * their rate comes out high; a thread moved between CPUs in the window
+ * comes out low.
+ */
+static double probe_correction(struct agent_profile *p, double span)
+{
+	struct profile_windows *w = &p->win;
+	double seen = 0, pair_ns = 0, total = 0, unprobed = 0;
+	__u64 *now = w->cpu_calls + w->nr_cpus;
+
+	if (span <= 0 || !w->nr_cpus || session__read_calls(p->s, p->calls))
+		return 1;
+	for (size_t i = 0; i < p->n; i++) {
+		double d = (double)p->calls[i] - p->fs[i].win0.calls;
+
+		if (!w->in_window[i] || d <= 0)
+			continue;
+		seen += d;
+		pair_ns += d * profile_call_ns(p, i);
+	}
+	if (seen <= 0)
+		return 1;
+	pair_ns /= seen;
+	cpu_calls(p, now);
+	for (size_t c = 0; c < w->nr_cpus; c++) {
+		double n = (double)(now[c] - w->cpu_calls[c]);
+
+		total += n;
+		unprobed += n / (span - fmin(n * pair_ns * 1e-9, MAX_PROBE_SHARE * span));
+	}
+	return total > 0 ? unprobed * span / total : 1;
+}
+
+static int open_window(struct agent_profile *p, double now, const struct window_kind *kind)
+{
+	struct profile_windows *w = &p->win;
+	char err[256];
+	int ret;
+
+	w->cpu0 = process_cpu_s();
+	w->funcs = 0;
+	for (size_t i = 0; i < p->n; i++)
+		w->in_window[i] = false;
+	w->kind = kind;
+	kind->pick(p);
+	if (!w->funcs) {
+		kind->later(p, now);
+		return 0;
+	}
+	/*
+	 * Where the window's functions stand, read before their probes go in:
+	 * sampled, they are in no link, so nothing counts them meanwhile, and
+	 * a hot one does not fire through the ms these reads take.
+	 */
+	w->seq++;
+	ret = read_window_totals(p, true, mono_seconds());
+	if (ret) {
+		kind->later(p, now);
+		return ret;
+	}
+	w->open_t = mono_seconds();
+	w->calls0 = session__all_calls(p->s);
+	cpu_calls(p, w->cpu_calls);
+	w->calls_max = kind->calls_max(p);
+	w->check_s = WINDOW_CHECK_S;
+	w->links = session__links_attach(p->s, w->in_window, err, sizeof(err));
+	if (!w->links) {
+		ret = -errno;
+		agent_log("error", "what=window msg=\"%s\"", err);
+		kind->later(p, now);
+		return ret;
+	}
+	/* Where its probes' count stands once they are all in (probe_span). */
+	w->attach_s = mono_seconds() - w->open_t;
+	w->attach_calls = session__all_calls(p->s) - w->calls0;
+	w->t0 = w->open_t + w->attach_s;
+	if (kind->opened)
+		kind->opened(p);
+	w->sys0 = kernel_cpu_s();
+	w->end = mono_seconds() + kind->len_s(p);
+	return 0;
+}
+
+/*
+ * The window's links go at once, on a thread; its counts are read once they
+ * have closed (close_window_finish), so that a hot function does not fire
+ * through the ms that reading takes, and every call its probes saw is in.
+ */
+static void close_window_begin(struct agent_profile *p)
+{
+	struct profile_windows *w = &p->win;
+	double t1 = mono_seconds(), seen = 0;
+
+	/*
+	 * What a call cost in it, from the kernel time until now (one batch
+	 * read). Not in a scan: a few calls, and the next window's baseline
+	 * would be shorter than a scan's period.
+	 */
+	if (w->kind->measures_cost && !session__read_calls(p->s, p->calls)) {
+		for (size_t i = 0; i < p->n; i++)
+			if (w->in_window[i])
+				seen += (double)p->calls[i] - p->fs[i].win0.calls;
+		measure_window_cost(p, t1, seen);
+	}
+	w->free_calls = session__all_calls(p->s) - w->calls0;
+	session__links_free(p->s, w->links);
+	w->links = NULL;
+	w->closing = true;
+	w->free_t = t1;
+}
+
+/*
+ * When the window's probes began to count. The attach puts them in one
+ * function (one link) after the other, and how long that takes depends on
+ * the attach mode and on the processes that map the library: a multi-uprobe
+ * link's probes count only once its attach returns, a classic function's
+ * from its own entry probe on, while the others are still going in. So the
+ * calls counted during the attach are taken to have come at the rate
+ * counted after it, with every probe in, and the window to have begun as
+ * long before the attach returned as that rate needs for them. The probes
+ * stop counting as soon as the links are freed (their generation is over),
+ * though the kernel takes longer to close them: the window ends then.
+ */
+static double probe_start(const struct profile_windows *w)
+{
+	double after_s = w->free_t - w->t0, after = (double)w->free_calls - (double)w->attach_calls;
+
+	if (!w->attach_calls)
+		return w->t0;
+	if (after_s <= 0 || after <= 0)
+		return w->open_t + w->attach_s / 2;
+	return fmax(w->open_t, w->t0 - (double)w->attach_calls * after_s / after);
+}
+
+static int close_window_finish(struct agent_profile *p)
+{
+	struct profile_windows *w = &p->win;
+	double t1 = w->free_t;
+	int ret;
+
+	w->t0 = probe_start(w);
+	w->k = probe_correction(p, t1 - w->t0);
+	ret = read_window_totals(p, false, t1);
+	w->closing = false;
+	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
+	trip__window_closed(p, w->calls0);
+	w->kind->closed(p, t1);
+	metrics_registry__settle(p->reg);
+	return ret;
+}
+
+double windows__step(struct agent_profile *p, double now)
+{
+	struct profile_windows *w = &p->win;
+	bool batches = p->calib.state == CALIB_BATCHES;
+
+	if (w->links) {
+		uint64_t seen = session__all_calls(p->s) - w->calls0;
+
+		if (now < w->t0 + WINDOW_AFTER_ATTACH_S && (now >= w->end || (double)seen >= w->calls_max))
+			return w->t0 + WINDOW_AFTER_ATTACH_S;
+		if (now < w->end && (double)seen < w->calls_max) {
+			w->check_s = seen ? WINDOW_CHECK_S : fmin(w->check_s * 2, WINDOW_CHECK_MAX_S);
+			return fmin(w->end, now + w->check_s);
+		}
+		close_window_begin(p);
+	}
+	if (w->closing) {
+		if (!session__links_closed(p->s))
+			return mono_seconds() + WINDOW_CLOSE_POLL_S;
+		close_window_finish(p);
+	}
+	/* Every function sampled until the first plan: no window of them all. */
+	if (!p->bplan.nr_sampled || p->calib.state == CALIB_PLAN_DUE)
+		return INFINITY;
+	if (now >= w->next)
+		open_window(p, now, batches ? &calib_window : &sample_window);
+	if (!w->links && !batches && now >= p->scans.next)
+		open_window(p, now, &scan_window);
+	/* Its calls may close it sooner than its end: they are looked at from the first ms. */
+	if (w->links)
+		return fmin(w->end, mono_seconds() + WINDOW_CHECK_S);
+	return batches ? w->next : fmin(w->next, p->scans.next);
+}
+
+bool windows__busy(const struct profile_windows *w)
+{
+	return w->links || w->closing;
+}
+
+void windows__flush(struct agent_profile *p)
+{
+	if (p->win.links)
+		close_window_begin(p);
+	if (p->win.closing) {
+		session__links_wait_closed(p->s, WINDOW_CLOSE_PATIENCE_MS);
+		close_window_finish(p);
+	}
+}
+
+void windows__rebase(struct agent_profile *p)
+{
+	p->win.last_sys = kernel_cpu_s();
+	p->win.last_sys_t = mono_seconds();
+}
+
+void windows__relinked(struct agent_profile *p)
+{
+	windows__rebase(p);
+	/*
+	 * Not sooner than a baseline from now, and not sooner than planned: a
+	 * newly sampled function's series covers the time from now at its first
+	 * window, whenever that is, and windows out of plan would cost above it.
+	 */
+	p->win.next = fmax(p->win.next, mono_seconds() + WINDOW_BASELINE_S);
+}
+
+double windows__cpu_s(const struct agent_profile *p)
+{
+	return process_cpu_s() - p->win.cpu0;
+}
+
+int windows__init(struct agent_profile *p)
+{
+	struct profile_windows *w = &p->win;
+
+	w->kind = &sample_window;
+	w->in_window = calloc(p->n, sizeof(*w->in_window));
+	session__all_calls_cpu(p->s, &w->nr_cpus);
+	/* Two rows: at the window's start, and at its end. */
+	w->cpu_calls = calloc(2 * w->nr_cpus + 1, sizeof(*w->cpu_calls));
+	if (!w->in_window || !w->cpu_calls)
+		return -ENOMEM;
+	return 0;
+}
+
+void windows__free(struct agent_profile *p)
+{
+	session__links_free(p->s, p->win.links);
+	p->win.links = NULL;
+	free(p->win.in_window);
+	free(p->win.cpu_calls);
+}

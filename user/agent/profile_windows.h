@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The windows. A window links a set of sampled functions for a short time
+ * and reads their calls before and after. Three kinds of window share this
+ * machinery, each described by a struct window_kind: the sampling windows
+ * over the sampled functions seen called, whose calls make the sampled
+ * series (this file's own kind); the cold start's batches
+ * (profile_calib.h); the scans of the sampled functions no window saw
+ * called (profile_scans.h). At most one window is open or closing at a
+ * time, and no refresh reads the counts meanwhile.
+ */
+#ifndef DLPROF_AGENT_PROFILE_WINDOWS_H
+#define DLPROF_AGENT_PROFILE_WINDOWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+struct agent_profile;
+struct session_links;
+
+/*
+ * A window closes once its functions were entered this many times, even
+ * when it was opened to measure them: it has seen enough of them, and the
+ * program runs many times slower while it is open.
+ */
+#define WINDOW_ENOUGH_CALLS 200
+/* The kernel time before a window is its cost's baseline: shorter than this, a tick's noise. */
+#define WINDOW_BASELINE_S 0.5
+
+struct window_kind {
+	const char *log_tag;		/* added to its log line */
+	bool measures_cost;		/* its calls tell what a sampled call costs the kernel */
+	/* Marks its functions in win.in_window (and counts them in win.funcs). */
+	void (*pick)(struct agent_profile *p);
+	double (*len_s)(const struct agent_profile *p);
+	/* It closes after this many calls, whatever its length. */
+	double (*calls_max)(const struct agent_profile *p);
+	/* Its links are in; NULL: nothing to do. */
+	void (*opened)(struct agent_profile *p);
+	/* It did not open (none of its functions, or an error): the next try. */
+	void (*later)(struct agent_profile *p, double now);
+	/* Its links were freed at t1 and have closed: when the next one may open. */
+	void (*closed)(struct agent_profile *p, double t1);
+};
+
+struct profile_windows {
+	const struct window_kind *kind;	/* of the open (or closing, or last) window */
+	bool *in_window;		/* its functions */
+	size_t funcs;			/* how many */
+	struct session_links *links;	/* open; NULL: none */
+	bool closing;			/* freed, not closed yet: its counts are read once they are */
+	unsigned long seq;		/* windows opened so far: whose start a group cell's win0 is */
+	double open_t;			/* before its attach */
+	double attach_s;		/* its attach took this long */
+	double t0;			/* its attach returned then; once closed, when its probes began to count */
+	double end;			/* it is due to close then */
+	double free_t;			/* its links were freed then */
+	double close_t;			/* the end of the window being read */
+	double next;			/* the next sampling (or cold start) window */
+	double cpu0;			/* the agent's CPU time when it began to open */
+	double sys0;			/* the machine's kernel time at its start (s) */
+	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
+	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
+	uint64_t calls0;		/* entries of every function at its start */
+	uint64_t attach_calls;		/* ... since, when its attach returned */
+	uint64_t free_calls;		/* ... and when its links were freed */
+	__u64 *cpu_calls;		/* ... per possible CPU, then at its end */
+	size_t nr_cpus;
+	double k;			/* the window being read: its calls times this are the unprobed program's */
+	double calls_max;		/* it closes after this many, whatever its length */
+	double check_s;			/* its next look after this long */
+};
+
+/* The sampling windows over the sampled functions seen called. */
+extern const struct window_kind sample_window;
+
+int windows__init(struct agent_profile *p);
+/* Closes the open window when due, opens the next when due; the time of the next step (or +inf). */
+double windows__step(struct agent_profile *p, double now);
+/* Its links out, NULL-safe. */
+void windows__free(struct agent_profile *p);
+/* A window is open or closing: the counts are its. */
+bool windows__busy(const struct profile_windows *w);
+/* The flush: an open window closed, its counts read once its links have closed. */
+void windows__flush(struct agent_profile *p);
+/* The links changed: the kernel time before now is no baseline, and the next window waits for one. */
+void windows__relinked(struct agent_profile *p);
+/* The machine's kernel time now is the next window's baseline. */
+void windows__rebase(struct agent_profile *p);
+/* The agent's CPU time since the window began to open. */
+double windows__cpu_s(const struct agent_profile *p);
+/* The stats of a window that was not a scan, closed. */
+void windows__count(struct agent_profile *p, double t1);
+
+#endif /* DLPROF_AGENT_PROFILE_WINDOWS_H */
