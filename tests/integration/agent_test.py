@@ -41,7 +41,9 @@ class Agent:
         cmd = [DLPROF, "agent", "--listen", f"127.0.0.1:{self.port}", "--refresh", "0.2"]
         if ATTACH:
             cmd += ["--attach", ATTACH]
-        self.log = tempfile.TemporaryFile(mode="w+")
+        # Appending: the agent writes through the same open file, and reading it (seek to 0) must
+        # not move where the agent's next line goes.
+        self.log = tempfile.TemporaryFile(mode="a+")
         self.p = subprocess.Popen(cmd + list(args), stderr=self.log, env=env)
 
     def get(self, path):
@@ -506,7 +508,10 @@ def test_agent_scans_find_functions_hot_later():
     with Agent(["--lib", "libcrypto.so.3", "--func", "EVP_*,CRYPTO_*,OPENSSL_*,ENGINE_*", "-v",
                 "--max-overhead", "0.1"]) as a:
         a.wait_ready()
-        sampled0 = samples(a.metrics(), "dlprof_agent_functions").get('{state="sampled"}', 0)
+        # The plan's states, once a refresh has published them (ready can come a refresh earlier).
+        states = lambda t: samples(t, "dlprof_agent_functions")
+        text = wait_value(a, lambda t: sum(states(t).values()) > 0, True)
+        sampled0 = states(text).get('{state="sampled"}', 0)
         run = subprocess.Popen(["openssl", "speed", "-seconds", "60", "-bytes", "64", "sha256"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         named, t0 = {}, time.time()

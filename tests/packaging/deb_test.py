@@ -182,7 +182,7 @@ def test_unit_runs_the_agent():
         port = pkgtest.free_port()
         env = dict(os.environ, DLPROF_AGENT_LIBS=os.path.join(libdir, os.path.basename(pkgtest.LIB)),
                    DLPROF_AGENT_LISTEN=f"127.0.0.1:{port}")
-        log = tempfile.TemporaryFile("w+")
+        log = tempfile.TemporaryFile("a+")  # appending: reading it must not move the agent's writes
         agent = subprocess.Popen(setpriv_caps(caps) + unit_exec_start(unit, root, ["--func", "dlt_sleep_ms"]),
                                  stderr=log, text=True, env=env)
 
