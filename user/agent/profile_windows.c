@@ -26,11 +26,13 @@
 #define WINDOW_CHECK_MAX_S 0.032
 #define WINDOW_CLOSE_POLL_S 0.004
 /*
- * A CPU's probes are taken to have cost at most this share of a window:
- * past it the calibrated cost of a pair, not the calls, would decide the
- * estimate (a share of 0.9 already means ten calls for each one seen).
+ * A CPU's probes are taken to have cost at most this share of a window,
+ * so the correction at most doubles its calls. Past it the calibrated cost
+ * of a pair, not the calls, would decide the estimate, and the error of
+ * that cost would be multiplied by the correction: a rate too low is the
+ * lesser harm than one several times too high.
  */
-#define MAX_PROBE_SHARE 0.9
+#define MAX_PROBE_SHARE 0.5
 /*
  * A window stays open at least this long after its attach returns, whatever
  * its calls, so that the rate at which its probes count is measured with all
