@@ -107,6 +107,7 @@ def start_profiler(extra, cpu=None):
         if not line or "profiling" in line:
             break
     check("profiling" in line, f"profiler did not attach: {''.join(seen)!r}")
+    prof.startup = "".join(seen)  # what it said up to "profiling" (the attach's progress lines too)
     return prof
 
 

@@ -70,6 +70,7 @@ def test_libcrypto_all():
         check(d.stdout.readline().strip() == "done", "driver did not finish")
         prof.send_signal(signal.SIGINT)
         out, err = prof.communicate(timeout=DETACH_TIMEOUT_S)
+        err = prof.startup + err
         check(prof.returncode == 0, f"profiler exit {prof.returncode}: {err}")
         doc = itest.json.loads(out)
     finally:
