@@ -11,8 +11,10 @@ A script defines test_* functions and ends with `sys.exit(itest.run(globals()))`
 Environment: DLPROF (the binary), DLTEST_DRIVER, DLTEST_LIB, DLTEST_LATE_LIB,
 DLTEST_UNPROBEABLE_LIB, DLPROF_ATTACH (optional attach mode passed as --attach).
 """
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -93,6 +95,25 @@ def start_profiler_on(pid, libs, extra=()):
 def pinned_to(cpu):
     """A preexec_fn that keeps a child on one CPU (None: anywhere)."""
     return None if cpu is None else lambda: os.sched_setaffinity(0, {cpu})
+
+
+def drop_to_nobody():
+    """A preexec_fn: the child runs as nobody, with no capabilities at all."""
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+@contextlib.contextmanager
+def reachable_copies(*paths):
+    """Copies of paths in a folder an unprivileged user can reach: the checkout may sit in one
+    only root can enter (mktemp -d, /root)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        copies = [os.path.join(tmp, os.path.basename(p)) for p in paths]
+        for src, dst in zip(paths, copies):
+            shutil.copy(src, dst)
+        yield copies
 
 
 def start_profiler(extra, cpu=None):

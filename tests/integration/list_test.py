@@ -8,10 +8,8 @@ mode's estimate of what the probes cost the targets, with its warning.
 Runner and helpers: itest.py; the libraries: tests/progs."""
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -147,20 +145,11 @@ def test_costs_per_class():
 @modes("session")
 def test_not_root_lists_classes():
     """Without root the classes are listed all the same, and one line says the costs need root."""
-    def drop():
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-    # The checkout may sit in a folder only root can enter: the dropped user runs copies.
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o755)
-        dlprof, lib = os.path.join(tmp, "dlprof-bpf"), os.path.join(tmp, os.path.basename(UNPROBEABLE_LIB))
-        shutil.copy(DLPROF, dlprof)
-        shutil.copy(UNPROBEABLE_LIB, lib)
+    with itest.reachable_copies(DLPROF, UNPROBEABLE_LIB) as (dlprof, lib):
         p = subprocess.run([dlprof, "list", "--lib", lib], capture_output=True, text=True, timeout=60,
-                           preexec_fn=drop)
+                           preexec_fn=itest.drop_to_nobody)
         pj = subprocess.run([dlprof, "list", "--lib", lib, "--json"], capture_output=True, text=True, timeout=60,
-                            preexec_fn=drop)
+                            preexec_fn=itest.drop_to_nobody)
     check(p.returncode == 0 and p.stderr == "", f"rc {p.returncode}: {p.stderr}")
     lines = p.stdout.splitlines()
     rows = {l.split()[0]: l for l in lines[1:] if not l.startswith("#")}

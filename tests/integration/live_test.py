@@ -4,8 +4,6 @@
 kernel, profiling the test driver (runner and helpers: itest.py)."""
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -336,19 +334,8 @@ def test_version_lists_kernel_features():
 
 
 def test_not_root_error():
-    # Drop to an unprivileged user with no capabilities at all.
-    def drop():
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-    # The checkout may sit in a folder only root can enter (mktemp -d, /root):
-    # the dropped user runs copies from a folder it can reach.
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o755)
-        dlprof, lib = os.path.join(tmp, "dlprof-bpf"), os.path.join(tmp, os.path.basename(LIB))
-        shutil.copy(DLPROF, dlprof)
-        shutil.copy(LIB, lib)
-        expect_error([dlprof, "--lib", lib, "--", "/bin/true"], "needs root", preexec=drop)
+    with itest.reachable_copies(DLPROF, LIB) as (dlprof, lib):
+        expect_error([dlprof, "--lib", lib, "--", "/bin/true"], "needs root", preexec=itest.drop_to_nobody)
 
 
 # ---- trace mode ------------------------------------------------------------
