@@ -277,7 +277,8 @@ def test_containers_of_one_image_one_after_another():
         finally:
             for x in running:
                 finish_container(x)
-    warnings = [l for l, _ in prof.lines if l and "warning" in l]
+    # Copies only: the probes' cost may be warned of too, on a slow machine (dlt_add is single-stepped).
+    warnings = [l for l, _ in prof.lines if l and "warning" in l and "copy" in l]
     check(not warnings, f"copies left unprobed: {warnings}")
     check(calls_of(doc, "dlt_add") == 18000, f"four containers of one image: {calls_of(doc, 'dlt_add')} calls, want 18000")
     mine = [x for x in doc.get("copies", []) if x["path"] == f"/app/{name}"]
