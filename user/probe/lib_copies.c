@@ -556,13 +556,14 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 }
 
 /*
- * Every process that maps copy i now becomes a holder: forks inherit
- * mappings unseen, and a container of an image whose layer file the kernel
- * reported already makes no event of its own (its overlay id is new to us,
- * so its maps lines of that name are looked at through their real inode).
+ * Every process that maps copy i now becomes a holder, but gone, whose exit
+ * is being handled: forks inherit mappings unseen, and a container of an
+ * image whose layer file the kernel reported already makes no event of its
+ * own (its overlay id is new to us, so its maps lines of that name are
+ * looked at through their real inode).
  * Copies met meanwhile may be added: the array may move.
  */
-static size_t find_holders(struct lib_copies *c, size_t i)
+static size_t find_holders(struct lib_copies *c, size_t i, pid_t gone)
 {
 	char base[NAME_MAX + 1];
 	struct dirent *de;
@@ -576,7 +577,7 @@ static size_t find_holders(struct lib_copies *c, size_t i)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid == getpid() || !targeted(c, (pid_t)pid))
+		if (*end || pid <= 0 || pid == getpid() || pid == gone || !targeted(c, (pid_t)pid))
 			continue;
 		scan_maps(c, (pid_t)pid, self, base, COPY_DISCOVERED);
 	}
@@ -598,7 +599,8 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid)
 		}
 		if (!held || copy->nr_holders || copy->info.detached)
 			continue;
-		if (find_holders(c, i))
+		/* Its exit is reported as it begins: its maps may still name the copy. */
+		if (find_holders(c, i, pid))
 			continue;
 		copy = &c->copies[i];
 		detach_copy(c, copy);
