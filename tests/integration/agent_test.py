@@ -74,8 +74,9 @@ class Agent:
         return self.wait_status("/readyz", want, timeout)
 
     def text(self):
-        self.log.seek(0)
-        return self.log.read()
+        # A file description of our own: the agent's, shared with self.log, moves as it writes.
+        with open(f"/proc/self/fd/{self.log.fileno()}") as f:
+            return f.read()
 
     def metrics(self):
         status, body = self.get("/metrics")
