@@ -41,8 +41,8 @@ class Agent:
         cmd = [DLPROF, "agent", "--listen", f"127.0.0.1:{self.port}", "--refresh", "0.2"]
         if ATTACH:
             cmd += ["--attach", ATTACH]
-        # Appending: the agent writes through the same open file, and reading it (seek to 0) must
-        # not move where the agent's next line goes.
+        # Appending, and read through a description of its own (text()): nothing the test does
+        # moves where the agent's next line goes.
         self.log = tempfile.TemporaryFile(mode="a+")
         self.p = subprocess.Popen(cmd + list(args), stderr=self.log, env=env)
 

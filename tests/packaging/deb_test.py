@@ -182,13 +182,14 @@ def test_unit_runs_the_agent():
         port = pkgtest.free_port()
         env = dict(os.environ, DLPROF_AGENT_LIBS=os.path.join(libdir, os.path.basename(pkgtest.LIB)),
                    DLPROF_AGENT_LISTEN=f"127.0.0.1:{port}")
-        log = tempfile.TemporaryFile("a+")  # appending: reading it must not move the agent's writes
+        log = tempfile.TemporaryFile("a+")
         agent = subprocess.Popen(setpriv_caps(caps) + unit_exec_start(unit, root, ["--func", "dlt_sleep_ms"]),
                                  stderr=log, text=True, env=env)
 
         def agent_log():
-            log.seek(0)
-            return log.read()[-3000:]
+            # A description of its own: seeking the agent's would move where it writes.
+            with open(f"/proc/self/fd/{log.fileno()}") as f:
+                return f.read()[-3000:]
         try:
             deadline = time.monotonic() + 60
             while pkgtest.http_get(f"http://127.0.0.1:{port}/readyz")[0] != 200:
