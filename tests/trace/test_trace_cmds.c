@@ -234,6 +234,37 @@ static void test_report_json(void **state)
 	result_free(&r);
 }
 
+/* A trace's report as CSV: a row per function, each saying its times are raw (a trace's, as measured). */
+static void test_report_csv(void **state)
+{
+	struct fixture *f = *state;
+	char *line, *save;
+	unsigned long long calls, total = 0;
+	struct result r;
+	size_t rows = 0;
+	int id;
+
+	run(f, &r, NULL, 0, "report", f->trace, "--format", "csv", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	line = strtok_r(r.out, "\n", &save);
+	assert_string_equal(line, "lib,func,calls,timed,unmatched,total_ns,avg_ns,min_ns,max_ns,p50_ns,p90_ns,p99_ns,"
+				  "oncpu_ns,page-faults,context-switches,latency");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		const char *kind = strrchr(line, ',');
+
+		assert_int_equal(sscanf(line, "/usr/lib/libtest%*u.so.1,func_%d,%llu,", &id, &calls), 2);
+		assert_int_equal(calls, f->calls[id]);
+		assert_non_null(kind);
+		assert_string_equal(kind, ",raw");
+		total += calls;
+		rows++;
+	}
+	assert_int_equal(rows, NR_FUNCS);
+	assert_int_equal(total, NR_CALLS);
+	result_free(&r);
+}
+
 static void test_dump_csv(void **state)
 {
 	struct fixture *f = *state;
@@ -433,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_report_table),
 		cmocka_unit_test(test_report_json),
+		cmocka_unit_test(test_report_csv),
 		cmocka_unit_test(test_dump_csv),
 		cmocka_unit_test(test_dump_text),
 		cmocka_unit_test(test_errors),

@@ -141,7 +141,7 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 		fputs(",pid,comm,cgroup_id", out);
 	else if (info->by != ATTR_BY_FUNCTION)
 		fputs(",container_id,container,cgroup,cgroup_id", out);
-	fputc('\n', out);
+	fputs(",latency\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const struct func_summary *s = &rows[i].s;
 
@@ -156,7 +156,8 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 		for (size_t k = 0; k < info->nr_events; k++)
 			fprintf(out, ",%" PRIu64, s->counters[k]);
 		csv_group(out, &rows[i].group, info->by);
-		fputc('\n', out);
+		/* Which times the row holds, as the JSON's "latency" says (single-stepped rows stay raw). */
+		fprintf(out, ",%s\n", info->compensated && !rows[i].stepped ? "compensated" : "raw");
 	}
 	return 0;
 }
