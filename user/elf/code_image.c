@@ -12,6 +12,7 @@
 
 #include "elf/code_image.h"
 #include "util/array.h"
+#include "util/sorted.h"
 
 struct code_seg {
 	uint64_t vaddr;
@@ -373,16 +374,8 @@ void code_image__free(struct code_image *ci)
 
 void code_image_slot(const struct code_image *ci, uint64_t vaddr, struct code_slot *out)
 {
-	size_t lo = 0, hi = ci->nr_relocs;
+	size_t lo = PARTITION_POINT(ci->nr_relocs, i, ci->relocs[i].slot < vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ci->relocs[mid].slot < vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < ci->nr_relocs && ci->relocs[lo].slot == vaddr)
 		*out = ci->relocs[lo].to;
 	else
@@ -392,17 +385,7 @@ void code_image_slot(const struct code_image *ci, uint64_t vaddr, struct code_sl
 /* The first symbol at or after vaddr. */
 static size_t sym_lower_bound(const struct code_image *ci, uint64_t vaddr)
 {
-	size_t lo = 0, hi = ci->nr_syms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ci->syms[mid].addr < vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return PARTITION_POINT(ci->nr_syms, i, ci->syms[i].addr < vaddr);
 }
 
 size_t code_image_names(const struct code_image *ci, uint64_t vaddr, const char **names, size_t max)

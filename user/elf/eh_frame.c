@@ -6,6 +6,7 @@
 
 #include "elf/eh_frame.h"
 #include "util/array.h"
+#include "util/sorted.h"
 
 /* DWARF pointer encodings (the LSB's DW_EH_PE_*): format in the low nibble, base above. */
 #define PE_OMIT		0xff
@@ -234,16 +235,8 @@ int eh_frame_ranges(const uint8_t *data, size_t len, uint64_t vaddr, struct fde_
 
 const struct fde_range *fde_range_find(const struct fde_range *ranges, size_t cnt, uint64_t addr)
 {
-	size_t lo = 0, hi = cnt;
+	/* One past the last range that begins at or before addr. */
+	size_t lo = PARTITION_POINT(cnt, i, ranges[i].begin <= addr);
 
-	/* The last range that begins at or before addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ranges[mid].begin <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && addr < ranges[lo - 1].end ? &ranges[lo - 1] : NULL;
 }

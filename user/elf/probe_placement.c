@@ -18,6 +18,7 @@
 
 #include "elf/disasm.h"
 #include "elf/probe_placement.h"
+#include "util/sorted.h"
 
 const char *uprobe_insn_class_name(enum uprobe_insn_class c)
 {
@@ -467,16 +468,8 @@ static void scan_window(struct disasm *d, const uint8_t *code, size_t limit, str
 /* Does a symbol other than the function start in (entry, entry + off]? */
 static bool other_start_within(const uint64_t *starts, size_t nr, uint64_t entry, uint32_t off)
 {
-	size_t lo = 0, hi = nr;
+	size_t lo = PARTITION_POINT(nr, i, starts[i] <= entry);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (starts[mid] <= entry)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < nr && starts[lo] <= entry + off;
 }
 

@@ -9,39 +9,24 @@
 #include "output/report.h"
 #include "output/report_html.h"
 #include "util/path.h"
+#include "util/sorted.h"
 
 const char *export_comm(const struct export_head *h, uint32_t pid)
 {
-	size_t lo = 0, hi = h->nr_procs;
+	size_t i = PARTITION_POINT(h->nr_procs, k, h->procs[k].pid < pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->procs[mid].pid == pid)
-			return h->procs[mid].comm && *h->procs[mid].comm ? h->procs[mid].comm : NULL;
-		if (h->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (i < h->nr_procs && h->procs[i].pid == pid)
+		return h->procs[i].comm && *h->procs[i].comm ? h->procs[i].comm : NULL;
 	return NULL;
 }
 
 const char *export_thread_comm(const struct export_head *h, uint32_t pid, uint32_t tid)
 {
-	size_t lo = 0, hi = h->nr_threads;
+	size_t i = PARTITION_POINT(h->nr_threads, k, h->threads[k].tid < tid);
+	const struct export_thread *t = i < h->nr_threads ? &h->threads[i] : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct export_thread *t = &h->threads[mid];
-
-		if (t->tid == tid)
-			return t->pid == pid && t->comm && *t->comm ? t->comm : NULL;
-		if (t->tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (t && t->tid == tid)
+		return t->pid == pid && t->comm && *t->comm ? t->comm : NULL;
 	return NULL;
 }
 

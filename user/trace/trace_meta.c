@@ -14,6 +14,7 @@
 #include "util/file_io.h"
 #include "trace/trace_meta.h"
 #include "util/array.h"
+#include "util/sorted.h"
 
 #define META_TMP_FILE TRACE_META_FILE ".tmp"
 
@@ -113,17 +114,7 @@ int trace_meta__set_func_probes(struct trace_meta *m, __u32 id, bool stepped, en
 /* Index of pid in procs, or where it would go. */
 static size_t proc_slot(const struct trace_meta *m, __u32 pid)
 {
-	size_t lo = 0, hi = m->nr_procs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return PARTITION_POINT(m->nr_procs, i, m->procs[i].pid < pid);
 }
 
 const struct trace_proc *trace_meta__find_process(const struct trace_meta *m, __u32 pid)
@@ -159,17 +150,7 @@ int trace_meta__set_process(struct trace_meta *m, __u32 pid, const char *comm, _
 /* Index of tid in threads, or where it would go. */
 static size_t thread_slot(const struct trace_meta *m, __u32 tid)
 {
-	size_t lo = 0, hi = m->nr_threads;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return PARTITION_POINT(m->nr_threads, i, m->threads[i].tid < tid);
 }
 
 const struct trace_thread *trace_meta__find_thread(const struct trace_meta *m, __u32 pid, __u32 tid)
