@@ -90,15 +90,24 @@ class Counter:
         return c0 + (c1 - c0) * (t - t0) / (t1 - t0) if t1 > t0 else c0
 
 
-def window_paces(log_text):
-    """The calls per second the agent's sampling windows saw (it logs them with -v), and those times
-    the factor it scaled them by (the probes' own cost taken out; 1 where the log has none)."""
+def windows(log_text, counter):
+    """The agent's sampling windows (it logs them with -v): the calls per second each saw, those
+    times the factor it scaled them by (the probes' own cost taken out), and the calls the
+    workload counted itself over the window's span (None where unknown)."""
     out = []
     for line in log_text.splitlines():
-        m = re.search(r"event=window functions=\d+ ms=([\d.]+) calls=(\d+)(?: unprobed_factor=([\d.]+))?", line)
-        if m and float(m.group(1)) > 0 and "calibration=true" not in line:
-            seen = float(m.group(2)) / float(m.group(1)) * 1e3
-            out.append((seen, seen * float(m.group(3) or 1)))
+        m = re.search(r"event=window functions=\d+ ms=([\d.]+) calls=(\d+) unprobed_factor=([\d.]+)", line)
+        if not m or float(m.group(1)) <= 0 or "calibration=true" in line:
+            continue
+        ms, seen_calls = float(m.group(1)), float(m.group(2))
+        seen = seen_calls / ms * 1e3
+        own = None
+        f = re.search(r"from_unix=([\d.]+)", line)
+        if f:
+            a, b = counter.at(float(f.group(1))), counter.at(float(f.group(1)) + ms / 1e3)
+            own = b - a if a is not None and b is not None else None
+        out.append({"ms": ms, "calls": seen_calls, "seen": seen, "scaled": seen * float(m.group(3)),
+                    "workload_calls": own})
     return out
 
 
@@ -158,7 +167,11 @@ def run_one(args, work):
         agent.terminate()
         agent.wait()
     log.seek(0)
-    inside, outside = window_paces(log.read()), pace(counter)
+    inside, outside = windows(log.read(), counter), pace(counter)
+    for w in inside:
+        own = f"{w['workload_calls']:,.0f}" if w["workload_calls"] is not None else "?"
+        print(f"work={work} window: {w['ms']:.1f} ms, agent {w['calls']:,.0f} calls, workload {own}; "
+              f"{w['seen']:,.0f}/s scaled to {w['scaled']:,.0f}/s", flush=True)
     truth, shown = sum(r[0] for r in rows), sum(r[1] for r in rows)
     summary = {
         "work": work,
@@ -169,8 +182,8 @@ def run_one(args, work):
         "error_pct": round((shown / truth - 1) * 100, 2) if truth else None,
         "worst_interval_error_pct": round(max((abs(s / t - 1) for t, s in rows if t), default=0) * 100, 2),
         "windows": len(inside),
-        "pace_in_window_per_s": round(statistics.median(w[0] for w in inside)) if inside else None,
-        "pace_in_window_corrected_per_s": round(statistics.median(w[1] for w in inside)) if inside else None,
+        "pace_in_window_per_s": round(statistics.median(w["seen"] for w in inside)) if inside else None,
+        "pace_in_window_corrected_per_s": round(statistics.median(w["scaled"] for w in inside)) if inside else None,
         "pace_outside_per_s": round(statistics.median(outside)) if outside else None,
     }
     print(f"work={work}: {len(rows)} x {args.interval_s:.0f} s, workload {truth:,.0f}, series {shown:,.0f} "

@@ -171,10 +171,12 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
 	}
+	/* Its bounds by the wall clock too, to be set against what a workload counts itself (bench/). */
 	if (!start && p->o.verbose)
-		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f%s",
+		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f "
+			  "from_unix=%.4f%s",
 			  w->funcs, span * 1e3, seen, w->k, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
-			  w->kind->log_tag);
+			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->kind->log_tag);
 	return 0;
 }
 
