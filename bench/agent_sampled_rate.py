@@ -99,14 +99,18 @@ def windows(log_text, counter):
         m = re.search(r"event=window functions=\d+ ms=([\d.]+) calls=(\d+) unprobed_factor=([\d.]+)", line)
         if not m or float(m.group(1)) <= 0 or "calibration=true" in line:
             continue
-        ms, seen_calls = float(m.group(1)), float(m.group(2))
+        ms, final = float(m.group(1)), float(m.group(2))
+        # The calls counted by the end of its span, where the log has them: classic probes count on
+        # until closed, and the agent's factor takes those out.
+        at_free = re.search(r"calls_at_free=(\d+)", line)
+        seen_calls = float(at_free.group(1)) if at_free else final
         seen = seen_calls / ms * 1e3
         own = None
         f = re.search(r"from_unix=([\d.]+)", line)
         if f:
             a, b = counter.at(float(f.group(1))), counter.at(float(f.group(1)) + ms / 1e3)
             own = b - a if a is not None and b is not None else None
-        out.append({"ms": ms, "calls": seen_calls, "seen": seen, "scaled": seen * float(m.group(3)),
+        out.append({"ms": ms, "calls": seen_calls, "seen": seen, "scaled": final / ms * 1e3 * float(m.group(3)),
                     "workload_calls": own})
     return out
 

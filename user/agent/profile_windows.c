@@ -174,9 +174,9 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 	/* Its bounds by the wall clock too, to be set against what a workload counts itself (bench/). */
 	if (!start && p->o.verbose)
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f "
-			  "from_unix=%.4f%s",
+			  "from_unix=%.4f calls_at_free=%.0f%s",
 			  w->funcs, span * 1e3, seen, w->k, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
-			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->kind->log_tag);
+			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, w->kind->log_tag);
 	return 0;
 }
 
@@ -351,6 +351,19 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	return 0;
 }
 
+/* The calls of the window's functions since it began (one batch read); < 0 when unreadable. */
+static double window_calls(struct agent_profile *p)
+{
+	double seen = 0;
+
+	if (session__read_calls(p->s, p->calls))
+		return -1;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->win.in_window[i])
+			seen += (double)p->calls[i] - p->fs[i].win0.calls;
+	return seen;
+}
+
 /*
  * The window's links go at once, on a thread; its counts are read once they
  * have closed (close_window_finish), so that a hot function does not fire
@@ -359,18 +372,18 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 static void close_window_begin(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
-	double t1 = mono_seconds(), seen = 0;
+	double t1 = mono_seconds();
 
 	/*
-	 * What a call cost in it, from the kernel time until now (one batch
-	 * read). Not in a scan: a few calls, and the next window's baseline
-	 * would be shorter than a scan's period.
+	 * What a call cost in it, from the kernel time until now. Not in a
+	 * scan: a few calls, and the next window's baseline would be shorter
+	 * than a scan's period.
 	 */
-	if (w->kind->measures_cost && !session__read_calls(p->s, p->calls)) {
-		for (size_t i = 0; i < p->n; i++)
-			if (w->in_window[i])
-				seen += (double)p->calls[i] - p->fs[i].win0.calls;
-		measure_window_cost(p, t1, seen);
+	w->free_seen = -1;
+	if (w->kind->measures_cost) {
+		w->free_seen = window_calls(p);
+		if (w->free_seen >= 0)
+			measure_window_cost(p, t1, w->free_seen);
 	}
 	w->free_calls = session__all_calls(p->s) - w->calls0;
 	session__links_free(p->s, w->links);
@@ -387,9 +400,11 @@ static void close_window_begin(struct agent_profile *p)
  * from its own entry probe on, while the others are still going in. So the
  * calls counted during the attach are taken to have come at the rate
  * counted after it, with every probe in, and the window to have begun as
- * long before the attach returned as that rate needs for them. The probes
- * stop counting as soon as the links are freed (their generation is over),
- * though the kernel takes longer to close them: the window ends then.
+ * long before the attach returned as that rate needs for them. The window
+ * ends when its links are freed: multi-uprobe and session probes stop
+ * counting then (their generation is over), though the kernel takes longer
+ * to close them; what classic ones count until they close is taken out
+ * (counted_by_free).
  */
 static double probe_start(const struct profile_windows *w)
 {
@@ -402,6 +417,20 @@ static double probe_start(const struct profile_windows *w)
 	return fmax(w->open_t, w->t0 - (double)w->attach_calls * after_s / after);
 }
 
+/*
+ * The share of the window's calls counted by the time its links were
+ * freed, where its span ends. Classic probes go on counting until the
+ * kernel has closed each, a grace period apiece (far longer under an
+ * emulator); multi-uprobe and session links stop at once (their
+ * generation is over): 1 for those.
+ */
+static double counted_by_free(struct agent_profile *p)
+{
+	double all = p->win.free_seen >= 0 ? window_calls(p) : -1;
+
+	return all > p->win.free_seen && p->win.free_seen > 0 ? p->win.free_seen / all : 1;
+}
+
 static int close_window_finish(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
@@ -409,7 +438,8 @@ static int close_window_finish(struct agent_profile *p)
 	int ret;
 
 	w->t0 = probe_start(w);
-	w->k = probe_correction(p, t1 - w->t0);
+	w->k = counted_by_free(p);
+	w->k *= probe_correction(p, t1 - w->t0);
 	ret = read_window_totals(p, false, t1);
 	w->closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */

@@ -66,6 +66,7 @@ struct profile_windows {
 	uint64_t calls0;		/* entries of every function at its start */
 	uint64_t attach_calls;		/* ... since, when its attach returned */
 	uint64_t free_calls;		/* ... and when its links were freed */
+	double free_seen;		/* its functions' calls then, since its start; < 0: unread */
 	__u64 *cpu_calls;		/* ... per possible CPU, then at its end */
 	size_t nr_cpus;
 	double k;			/* the window being read: its calls times this are the unprobed program's */
