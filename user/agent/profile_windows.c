@@ -261,6 +261,19 @@ static void cpu_calls(struct agent_profile *p, __u64 *calls)
 		calls[c] = cpu && nr == p->win.nr_cpus ? cpu[c] : 0;
 }
 
+/* The calls of the window's functions since it began (one batch read); < 0 when unreadable. */
+static double window_calls(struct agent_profile *p)
+{
+	double seen = 0;
+
+	if (session__read_calls(p->s, p->calls))
+		return -1;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->win.in_window[i])
+			seen += (double)p->calls[i] - p->fs[i].win0.calls;
+	return seen;
+}
+
 /*
  * How many calls the program would have made unprobed for each call the
  * window saw. Each probed call cost its caller a probe pair (its class's
@@ -270,7 +283,7 @@ static void cpu_calls(struct agent_profile *p, __u64 *calls)
  * whole window: a CPU's calls came at its time less its probes'. Threads
  * that wait between calls at a pace set elsewhere lose less than that, and
  * their rate comes out high; a thread moved between CPUs in the window
- * comes out low.
+ * comes out low. p->calls holds the window's end (window_calls).
  */
 static double probe_correction(struct agent_profile *p, double span)
 {
@@ -278,7 +291,7 @@ static double probe_correction(struct agent_profile *p, double span)
 	double seen = 0, pair_ns = 0, total = 0, unprobed = 0;
 	__u64 *now = w->cpu_calls + w->nr_cpus;
 
-	if (span <= 0 || !w->nr_cpus || session__read_calls(p->s, p->calls))
+	if (span <= 0 || !w->nr_cpus)
 		return 1;
 	for (size_t i = 0; i < p->n; i++) {
 		double d = (double)p->calls[i] - p->fs[i].win0.calls;
@@ -351,19 +364,6 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	return 0;
 }
 
-/* The calls of the window's functions since it began (one batch read); < 0 when unreadable. */
-static double window_calls(struct agent_profile *p)
-{
-	double seen = 0;
-
-	if (session__read_calls(p->s, p->calls))
-		return -1;
-	for (size_t i = 0; i < p->n; i++)
-		if (p->win.in_window[i])
-			seen += (double)p->calls[i] - p->fs[i].win0.calls;
-	return seen;
-}
-
 /*
  * The window's links go at once, on a thread; its counts are read once they
  * have closed (close_window_finish), so that a hot function does not fire
@@ -422,24 +422,22 @@ static double probe_start(const struct profile_windows *w)
  * freed, where its span ends. Classic probes go on counting until the
  * kernel has closed each, a grace period apiece (far longer under an
  * emulator); multi-uprobe and session links stop at once (their
- * generation is over): 1 for those.
+ * generation is over): 1 for those. all: its calls in the end.
  */
-static double counted_by_free(struct agent_profile *p)
+static double counted_by_free(const struct profile_windows *w, double all)
 {
-	double all = p->win.free_seen >= 0 ? window_calls(p) : -1;
-
-	return all > p->win.free_seen && p->win.free_seen > 0 ? p->win.free_seen / all : 1;
+	return all > w->free_seen && w->free_seen > 0 ? w->free_seen / all : 1;
 }
 
 static int close_window_finish(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
-	double t1 = w->free_t;
+	/* One batch read of where the window ended, for both factors. */
+	double t1 = w->free_t, all = window_calls(p);
 	int ret;
 
 	w->t0 = probe_start(w);
-	w->k = counted_by_free(p);
-	w->k *= probe_correction(p, t1 - w->t0);
+	w->k = all < 0 ? 1 : counted_by_free(w, all) * probe_correction(p, t1 - w->t0);
 	ret = read_window_totals(p, false, t1);
 	w->closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */

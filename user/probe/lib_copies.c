@@ -556,10 +556,10 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 }
 
 /*
- * Every process that maps copy i now becomes a holder, but gone, whose exit
- * is being handled: forks inherit mappings unseen, and a container of an
- * image whose layer file the kernel reported already makes no event of its
- * own (its overlay id is new to us, so its maps lines of that name are
+ * Every process that maps copy i now becomes a holder, except gone, whose
+ * exit is being handled: forks inherit mappings unseen, and a container of
+ * an image whose layer file the kernel reported already makes no event of
+ * its own (its overlay id is new to us, so its maps lines of that name are
  * looked at through their real inode).
  * Copies met meanwhile may be added: the array may move.
  */
