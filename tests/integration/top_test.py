@@ -4,9 +4,10 @@
 detached tmux session runs top on two real workloads; the test reads the
 screen (capture-pane), presses keys (send-keys) and checks that the terminal
 is given back. The view does not depend on the attach mode: one is enough."""
+import atexit
+import os
 import re
 import shlex
-import os
 import shutil
 import signal
 import subprocess
@@ -17,16 +18,30 @@ import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 
 SESSION = "dlprof-top-test"
+# A tmux server of this test's own: a session killed by the test before ends the shared server, and a new
+# session that reached it as it exited failed with "server exited unexpectedly".
+SOCKET = f"dlprof-top-test-{os.getpid()}"
 # Two functions of different rates and latencies: 1 ms naps (fast, short) and 30 ms sleeps.
 NAPS = 20000
 SLEEPS = 700
 
 
 def tmux(*args, check_rc=True):
-    p = subprocess.run(["tmux"] + list(args), capture_output=True, text=True, timeout=30)
+    p = subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null"] + list(args), capture_output=True, text=True,
+                       timeout=30)
     if check_rc:
         check(p.returncode == 0, f"tmux {args}: {p.stderr}")
     return p.stdout
+
+
+@atexit.register
+def end_tmux_server():
+    """Whatever a failed test left running in it goes with the server, and its socket file with it."""
+    subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True, timeout=30)
+    try:
+        os.unlink(os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", SOCKET))
+    except OSError:
+        pass
 
 
 def screen():
