@@ -84,10 +84,9 @@ const volatile __u32 compensate = 0;
 /*
  * What probing costs on this machine, per class (enum dlprof_probe_class),
  * calibrated by the loader after load and written here before any target
- * probe is attached: a probe pair's whole cost as its caller sees it, and
- * the part of it that falls inside the call's own entry-to-return time.
+ * probe is attached: the least a probe pair costs its caller, and the least
+ * part of it that falls inside the call's own entry-to-return time.
  */
-__u64 comp_pair_ns[DLPROF_PROBE_CLASSES] = {};
 __u64 comp_pair_least_ns[DLPROF_PROBE_CLASSES] = {};
 __u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
 /*
@@ -1213,15 +1212,17 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 
 /*
  * What to take off a call of dur_ns: its own probes' least share, and the
- * calibrated cost of each probed call completed inside it. When that is
- * more than the call took, the costs did not hold for this call: the
- * least ones do, call by call; past those nothing is known, and the call
- * stays as measured. So no call comes out faster than it ran unprobed.
+ * least calibrated cost of each probed call completed inside it. A pair's
+ * cost drifts with the machine (a vCPU's trap cost by tens of percent
+ * between the calibration and the call): a median taken off 20 nested
+ * pairs can put their caller below what it runs unprobed, the least cost
+ * is a bound that holds call by call. When even that is more than the call
+ * took, nothing is known, and the call stays as measured.
  */
 static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u64 dur_ns)
 {
-	__u64 own = comp_own_ns[cls];
-	__u64 cost = own + ne * comp_pair_ns[DLPROF_PROBE_EMULATED] + ns * comp_pair_ns[DLPROF_PROBE_STEPPED];
+	__u64 cost = comp_own_ns[cls] + ne * comp_pair_least_ns[DLPROF_PROBE_EMULATED] +
+		     ns * comp_pair_least_ns[DLPROF_PROBE_STEPPED];
 
 	/*
 	 * A single-stepped pair's cost varies call to call by more than a
@@ -1230,9 +1231,6 @@ static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u6
 	 */
 	if (cls == DLPROF_PROBE_STEPPED)
 		return 0;
-	if (cost >= dur_ns)
-		cost = own + ne * comp_pair_least_ns[DLPROF_PROBE_EMULATED] +
-		       ns * comp_pair_least_ns[DLPROF_PROBE_STEPPED];
 	return cost < dur_ns ? cost : 0;
 }
 

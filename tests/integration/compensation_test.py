@@ -2,25 +2,30 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Overhead-compensated latency: an outer function spins around 20 calls of
 a probed function whose entry the kernel emulates (push %rbp). Its
-compensated latency must be within 25% of its unprobed time, which the
-workload measures itself; its raw latency is far off (the probes of the
-20 inner calls are inside it).
+compensated latency must be no less than 90% of its unprobed time, which
+the workload measures itself, and no more than 125% of it; its raw latency
+is far off (the probes of the 20 inner calls are inside it).
 
-What is left after compensation is 21 times the difference between the
-calibrated cost of a pair and what the pairs cost while the workload runs:
-a few percent of a pair that costs 1 us on one VM and 7-8 us on another,
-and on a VM whose vCPU speed drifts, up to 20-35% of it. The outer call
-therefore spins as long as 40 pairs cost (at least 40 us), so that the
-test asks the same precision of every machine and a 20% drift stays
-inside its 25%; the workload and the profiler share one CPU, since vCPUs
-differ by several percent in what a probe costs; and the unprobed time is
-an unprobed twin's (the same code, linked into the driver), timed call by
-call beside the probed calls, since a vCPU's speed changes by tens of
-percent from one second to the next. The driver also times the probed
-calls, so each run knows what its pairs really cost beside the calibration;
-a run whose pairs cost more than 30% off the calibration (seen once in CI:
-1.9x, the twin itself 25% slower than when it was sized) is outside what
-the test can ask of compensation, and is run again, up to 3 times.
+Each nested pair is taken off at the least cost the calibration saw, a
+bound that holds call by call: a median had put the outer call below its
+unprobed time (0.7x) whenever the vCPU ran faster than while it was
+calibrated. What is left is 21 times what the pairs cost above that least
+while the workload runs: a few percent of a pair that costs 1 us on one VM
+and 7-8 us on another, and on a VM whose vCPU speed drifts, up to 20-50%
+of it. The outer call therefore spins as long as 40 pairs cost (at least
+40 us), so that the test asks the same precision of every machine; the
+workload and the profiler share one CPU, since vCPUs differ by several
+percent in what a probe costs; and the unprobed time is an unprobed twin's
+(the same code, linked into the driver), timed call by call beside the
+probed calls, since a vCPU's speed changes by tens of percent from one
+second to the next. The driver also times the probed calls, so each run
+knows what its pairs really cost beside the calibration; a run whose pairs
+cost more than 30% off the calibrated median (seen once in CI: 1.9x, the
+twin itself 25% slower than when it was sized) is outside what the test
+can ask of compensation, and is run again, up to 3 times. 10% below the
+twin is what a p50 read off a histogram bucket (~6% wide) and the twin's
+own timing leave room for: below it, a call would have run faster than it
+can unprobed.
 
 Runner and helpers: itest.py; the workload: tests/progs/comp_driver.c."""
 import json
@@ -74,18 +79,19 @@ def test_compensated_outer_near_unprobed():
         outer, inner = func(doc, "comp_outer"), func(doc, "comp_inner")
         check(outer["calls"] == 300 and inner["calls"] == 300 * 20, f"calls {outer['calls']}, {inner['calls']}")
         check(outer["raw_total_ns"] > outer["total_ns"], "raw times not kept beside the compensated ones")
+        check(0 < costs["emulated"]["pair_least"] <= costs["emulated"]["pair"], f"calibrated costs {costs}")
         off = outer["p50_ns"] / unprobed
         # What the 21 pairs inside one outer call cost in this run (20 nested, its own), per pair.
         drift = (probed - unprobed) / 21 / costs["emulated"]["pair"]
         print(f"attempt {attempt}: unprobed {unprobed} ns, compensated p50 {outer['p50_ns']} ns ({off:.2f}x), "
-              f"raw avg {outer['raw_avg_ns']} ns, probe pair {costs['emulated']['pair']} ns calibrated, "
-              f"{drift:.2f}x that in the run")
-        if 0.75 <= off <= 1.25 or 0.7 <= drift <= 1.3:
+              f"raw avg {outer['raw_avg_ns']} ns, probe pair {costs['emulated']['pair']} ns calibrated "
+              f"(least {costs['emulated']['pair_least']} ns), {drift:.2f}x that in the run")
+        if 0.9 <= off <= 1.25 or 0.7 <= drift <= 1.3:
             break
-    check(0.75 <= off <= 1.25 or 0.7 <= drift <= 1.3,
+    check(0.9 <= off <= 1.25 or 0.7 <= drift <= 1.3,
           f"3 runs: the pairs cost {drift:.2f}x their calibration in the last; "
           "the vCPU's trap cost drifts too much here to check compensation")
-    check(0.75 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
+    check(0.9 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
 
 
 @modes("session", "multi", "classic")

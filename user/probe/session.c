@@ -282,12 +282,6 @@ static int setup_attribution(struct session *s, bool record)
 }
 
 /*
- * What probing costs here, before any target probe is attached: the BPF
- * side subtracts it from each call (docs/latency-compensation.md). A
- * calibration that fails leaves the costs at 0: the latencies are then
- * raw, and the totals say why.
- */
-/*
  * Calibration gave this thread the storage of a profiled thread, which the
  * BPF side takes as "tracked" without asking again: drop it, so that the
  * profiler's own calls (its trace's compression) are never counted. The
@@ -303,6 +297,12 @@ static void forget_own_thread(struct session *s)
 	close(pidfd);
 }
 
+/*
+ * What probing costs here, before any target probe is attached: the BPF
+ * side subtracts it from each call (docs/latency-compensation.md). A
+ * calibration that fails leaves the costs at 0: the latencies are then
+ * raw, and the totals say why.
+ */
 static void calibrate(struct session *s)
 {
 	struct attach_progs progs = probe_progs(s);
@@ -326,12 +326,6 @@ static void calibrate(struct session *s)
 	if (runs1 - runs0 >= 2)
 		s->tot.probe_calib_prog_ns = (run1 - run0) / ((runs1 - runs0) / 2);
 	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++) {
-		/*
-		 * A single-stepped pair varies call to call by more than the
-		 * calls it times: a nested one is taken off at its least cost,
-		 * an emulated one (steady) at its median.
-		 */
-		s->skel->bss->comp_pair_ns[k] = k == DLPROF_PROBE_STEPPED ? c.pair_least_ns[k] : c.pair_ns[k];
 		s->skel->bss->comp_pair_least_ns[k] = c.pair_least_ns[k];
 		/* A single-stepped function's times stay raw: nothing of its own is taken off. */
 		s->skel->bss->comp_own_ns[k] = k == DLPROF_PROBE_STEPPED ? 0 : c.own_ns[k];
