@@ -23,8 +23,7 @@
 #include "probe/session.h"
 #include "util/clock.h"
 
-/* Sampling windows: long enough to see a rate, short enough to stay cheap. */
-#define WINDOW_S 0.1
+/* The share of the time sampling windows hold their probes; how long each lasts is the attach mode's. */
 #define MIN_DUTY 0.002
 #define MAX_DUTY 0.2
 /* Without probes (a reload failed, the target went away), the agent tries again this often. */
@@ -112,7 +111,6 @@ static int start_profile(struct agent *a)
 		.budget_on = !o->no_budget,
 		.budget = {
 			.budget_ns_per_s = o->max_overhead_pct / 100.0 * 1e9,
-			.window_s = WINDOW_S,
 			.min_duty = MIN_DUTY,
 			.max_duty = MAX_DUTY,
 		},

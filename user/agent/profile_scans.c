@@ -11,11 +11,16 @@
  * its attach and close, so scans do not ride along with the sampling
  * windows, whose period the hot functions' cost sets and can be long: a
  * function that became hot would be seen only after many such periods.
- * Scans come as often as the windows did while nothing sampled was called,
- * and take at most this share of the budget in the agent's CPU time.
+ * Scans take at most this share of the budget in the agent's CPU time.
  */
 #define IDLE_SLICE 128
 #define SCAN_BUDGET_SHARE 0.5
+/*
+ * A scan stays open this long: a function idle when last seen must get the
+ * time to be entered. Scans come every SCAN_WINDOW_S / max_duty while
+ * nothing sampled is called.
+ */
+#define SCAN_WINDOW_S 0.1
 /*
  * At that share a turn over a large library's idle functions is slow while
  * processes map it, since a scan's breakpoints each flush the mapper's TLB.
@@ -74,7 +79,8 @@ static void scan_pick(struct agent_profile *p)
 
 static double scan_len_s(const struct agent_profile *p)
 {
-	return p->o.budget.window_s;
+	(void)p;
+	return SCAN_WINDOW_S;
 }
 
 static double scan_calls_max(const struct agent_profile *p)
@@ -83,10 +89,10 @@ static double scan_calls_max(const struct agent_profile *p)
 	return WINDOW_ENOUGH_CALLS;
 }
 
-/* While nothing sampled is called, sampling windows came this often: scans do. */
+/* The least time from one scan to the next: the budget's highest duty. */
 static double scan_period_min(const struct agent_profile *p)
 {
-	return p->o.budget.window_s / p->o.budget.max_duty;
+	return SCAN_WINDOW_S / p->o.budget.max_duty;
 }
 
 static void scan_later(struct agent_profile *p, double now)

@@ -8,6 +8,7 @@
 
 #include "agent/agent_log.h"
 #include "agent/profile_internal.h"
+#include "probe/attach.h"
 #include "util/clock.h"
 
 /*
@@ -39,6 +40,30 @@
  * of them in (probe_span).
  */
 #define WINDOW_AFTER_ATTACH_S 0.005
+/*
+ * How long a sampling window lasts, by attach mode. A sampled series runs
+ * on at its windows' pace, and a busy machine's pace moves from one tenth
+ * of a second to the next: the series errs by that spread over the root of
+ * the windows it rests on. At one duty shorter windows come more often, so
+ * where links close at once (their generation ends) windows are short;
+ * classic probes close one grace period each, which each window pays.
+ */
+static const double sample_window_s[] = {
+	[ATTACH_SESSION] = 0.025,
+	[ATTACH_MULTI] = 0.025,
+	[ATTACH_CLASSIC] = 0.1,
+};
+
+double windows__sample_len_s(int attach_mode)
+{
+	if (attach_mode <= ATTACH_AUTO || attach_mode > ATTACH_CLASSIC)
+		return sample_window_s[ATTACH_CLASSIC];
+	return sample_window_s[attach_mode];
+}
+
+/* A call's cost is measured over at least this much window time, and this many calls. */
+#define COST_WINDOWS_S 0.1
+#define COST_CALLS 1000
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
 #define WINDOW_CLOSE_PATIENCE_MS 5000
 
@@ -69,20 +94,34 @@ static double kernel_cpu_s(void)
 	return v;
 }
 
-/* The cost of a call in a window, from the kernel time the window added over the time before it. */
+/*
+ * The cost of a call in the windows, from the kernel time they added over
+ * the gaps before them. Short windows are summed until there is enough of
+ * both to outweigh the kernel's 10 ms ticks.
+ */
 static void measure_window_cost(struct agent_profile *p, double t1, double calls)
 {
 	struct profile_windows *w = &p->win;
-	double sys1 = kernel_cpu_s(), span = t1 - w->t0, base_rate, extra;
+	struct window_cost_sums *c = &w->cost;
+	double sys1 = kernel_cpu_s(), extra;
 
-	/* The time before the window is the baseline: too short a one is a tick's noise. */
-	if (sys1 < 0 || w->sys0 < 0 || w->last_sys < 0 || w->t0 - w->last_sys_t < WINDOW_BASELINE_S || calls < 1000)
+	if (sys1 < 0 || w->sys0 < 0 || w->last_sys < 0) {
+		*c = (struct window_cost_sums){};
 		goto out;
-	base_rate = (w->sys0 - w->last_sys) / (w->t0 - w->last_sys_t);
-	extra = (sys1 - w->sys0) - base_rate * span;
+	}
+	c->gap_sys += w->sys0 - w->last_sys;
+	c->gap_s += w->t0 - w->last_sys_t;
+	c->win_sys += sys1 - w->sys0;
+	c->win_s += t1 - w->t0;
+	c->calls += calls;
+	if (c->gap_s < WINDOW_BASELINE_S || c->win_s < COST_WINDOWS_S || c->calls < COST_CALLS)
+		goto out;
+	extra = c->win_sys - c->gap_sys / c->gap_s * c->win_s;
+	calls = c->calls;
+	*c = (struct window_cost_sums){};
 	if (extra <= 0)
 		goto out;
-	/* Ticks are coarse (10 ms): a running mean over the windows. */
+	/* A running mean over the measurements. */
 	w->sampled_call_ns = w->sampled_call_ns > 0 ? 0.7 * w->sampled_call_ns + 0.3 * extra * 1e9 / calls
 						    : extra * 1e9 / calls;
 	p->st.sampled_call_cost_ns = w->sampled_call_ns;
@@ -498,6 +537,7 @@ void windows__flush(struct agent_profile *p)
 
 void windows__rebase(struct agent_profile *p)
 {
+	p->win.cost = (struct window_cost_sums){};
 	p->win.last_sys = kernel_cpu_s();
 	p->win.last_sys_t = mono_seconds();
 }

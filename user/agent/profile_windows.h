@@ -26,8 +26,15 @@ struct session_links;
  * program runs many times slower while it is open.
  */
 #define WINDOW_ENOUGH_CALLS 200
-/* The kernel time before a window is its cost's baseline: shorter than this, a tick's noise. */
+/* The kernel time between windows is their cost's baseline, summed until this long: shorter, a tick's noise. */
 #define WINDOW_BASELINE_S 0.5
+
+/* Kernel time summed over windows and the gaps before them, until there is enough to measure a call's cost. */
+struct window_cost_sums {
+	double gap_sys, gap_s;		/* kernel time in the gaps (s), and their length */
+	double win_sys, win_s;		/* ... in the windows */
+	double calls;			/* the windows' calls */
+};
 
 struct window_kind {
 	const char *log_tag;		/* added to its log line */
@@ -62,6 +69,7 @@ struct profile_windows {
 	double cpu0;			/* the agent's CPU time when it began to open */
 	double sys0;			/* the machine's kernel time at its start (s) */
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
+	struct window_cost_sums cost;	/* the windows' and the gaps' kernel time since the last measurement */
 	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	uint64_t calls0;		/* entries of every function at its start */
 	uint64_t attach_calls;		/* ... since, when its attach returned */
@@ -78,6 +86,8 @@ struct profile_windows {
 extern const struct window_kind sample_window;
 
 int windows__init(struct agent_profile *p);
+/* How long a sampling window lasts where the links are attached in attach_mode (enum attach_mode). */
+double windows__sample_len_s(int attach_mode);
 /* Closes the open window when due, opens the next when due; the time of the next step (or +inf). */
 double windows__step(struct agent_profile *p, double now);
 /* Its links out, NULL-safe. */

@@ -765,6 +765,11 @@ void session__totals(const struct session *s, struct session_totals *tot)
 	*tot = s->tot;
 }
 
+int session__attach_mode(const struct session *s)
+{
+	return s->attacher ? (int)attacher__mode(s->attacher) : (int)s->mode;
+}
+
 int session__stop(struct session *s, const struct session_stop_wait *w)
 {
 	int ret = session_detach(s, w);

@@ -229,6 +229,9 @@ int session__forget_removed_groups(struct session *s);
 /* The totals as last read or set, without reading the kernel's maps. */
 void session__totals(const struct session *s, struct session_totals *tot);
 
+/* The attach mode in use (enum attach_mode; never ATTACH_AUTO): the one detected, once attached the attacher's. */
+int session__attach_mode(const struct session *s);
+
 /* How session__stop waits for the kernel to let the probes go. */
 struct session_stop_wait {
 	int patience_ms;		/* then slow() is called, once */
