@@ -177,6 +177,25 @@ static void steady_calls(long work, const char *path)
 }
 
 /*
+ * Steps of steady_calls' work that take us microseconds on this machine,
+ * timed on the thread's own clock: a test asks for a pace, not for steps,
+ * since machines run the steps at several times each other's speed.
+ */
+static long work_steps_for_us(long us)
+{
+	const long probe = 4000000;
+	struct timespec a, b;
+	double ns;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	for (long k = 0; k < probe; k++)
+		sink += (int)k;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	return ns > 0 ? (long)((double)us * 1e3 * (double)probe / ns) : probe;
+}
+
+/*
  * A thread that names itself "worker-<i>", makes its calls, renames itself
  * "done-<i>" (after its last call: the trace must keep the name it called
  * under) and exits. Its tid and name go to stderr as the test's oracle.
@@ -327,6 +346,8 @@ static int run(int argc, char **argv)
 		}
 	} else if (!strcmp(mode, "steady")) {	/* steady WORK PATH: dlt_test_je, then WORK steps of work, until killed */
 		steady_calls(n, argv[2]);
+	} else if (!strcmp(mode, "steady-us")) {	/* steady-us US PATH: as steady, US microseconds of work a call */
+		steady_calls(work_steps_for_us(n), argv[2]);
 	} else if (!strcmp(mode, "exit")) {	/* exit CODE */
 		return (int)n;
 	} else {
