@@ -691,7 +691,6 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 		return NULL;
 	}
 	session__totals(p->s, &p->tot);
-	p->o.budget.window_s = windows__sample_len_s(session__attach_mode(p->s));
 	p->st.functions = p->n;
 	p->st.attached = p->tot.functions_attached;
 	p->st.skipped = p->tot.functions_skipped;

@@ -16,7 +16,7 @@
 
 struct budget_opts {
 	double budget_ns_per_s;		/* --max-overhead, as ns of CPU per second */
-	double window_s;		/* how long a sampling window lasts (the agent: its attach mode's) */
+	double window_s;		/* how long a sampling window lasts (the agent: its attach mode's, windows__init) */
 	double min_duty;		/* windows never rarer than this share of the time */
 	double max_duty;		/* nor more frequent */
 };

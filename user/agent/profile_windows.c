@@ -41,25 +41,24 @@
  */
 #define WINDOW_AFTER_ATTACH_S 0.005
 /*
- * How long a sampling window lasts, by attach mode. A sampled series runs
- * on at its windows' pace, and a busy machine's pace moves from one tenth
- * of a second to the next: the series errs by that spread over the root of
- * the windows it rests on. At one duty shorter windows come more often, so
- * where links close at once (their generation ends) windows are short;
- * classic probes close one grace period each, which each window pays.
+ * Sampling windows by attach mode. A sampled series runs on at its
+ * windows' pace, and a busy machine's pace moves from one tenth of a second
+ * to the next: the series errs by that spread over the root of the windows
+ * it rests on, so at one duty shorter windows and more of them are better.
+ * Session and multi links stop counting when freed, and their breakpoints
+ * go before the close waits for its grace periods: their windows are short,
+ * and the duty counts them until the free. Classic probes are closed one
+ * after the other, a grace period each, and trap until then: each window
+ * pays that, and the duty counts it.
  */
-static const double sample_window_s[] = {
-	[ATTACH_SESSION] = 0.025,
-	[ATTACH_MULTI] = 0.025,
-	[ATTACH_CLASSIC] = 0.1,
+static const struct window_timing {
+	double len_s;			/* how long a window lasts */
+	bool close_probed;		/* the probes trap until the close ends */
+} window_timing[] = {
+	[ATTACH_SESSION] = { 0.025, false },
+	[ATTACH_MULTI] = { 0.025, false },
+	[ATTACH_CLASSIC] = { 0.1, true },
 };
-
-double windows__sample_len_s(int attach_mode)
-{
-	if (attach_mode <= ATTACH_AUTO || attach_mode > ATTACH_CLASSIC)
-		return sample_window_s[ATTACH_CLASSIC];
-	return sample_window_s[attach_mode];
-}
 
 /* A call's cost is measured over at least this much window time, and this many calls. */
 #define COST_WINDOWS_S 0.1
@@ -263,7 +262,7 @@ void windows__count(struct agent_profile *p, double t1)
 	p->st.window_s_total += t1 - p->win.open_t;
 }
 
-/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
+/* The probes are in from before the attach returns until they are freed, or the close ends: the duty counts it. */
 static void sample_closed(struct agent_profile *p, double t1)
 {
 	struct profile_windows *w = &p->win;
@@ -271,7 +270,7 @@ static void sample_closed(struct agent_profile *p, double t1)
 	windows__count(p, t1);
 	if (p->bplan.duty <= 0)
 		return;
-	w->next = w->open_t + (mono_seconds() - w->open_t) / p->bplan.duty;
+	w->next = w->open_t + ((w->close_probed ? mono_seconds() : t1) - w->open_t) / p->bplan.duty;
 	/* Closed by its calls, it spent its period's share: the next one waits for the period. */
 	if (t1 < w->end)
 		w->next = fmax(w->next, w->open_t + p->bplan.period_s);
@@ -561,7 +560,12 @@ double windows__cpu_s(const struct agent_profile *p)
 int windows__init(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
+	int mode = session__attach_mode(p->s);
+	const struct window_timing *t = &window_timing[mode > ATTACH_AUTO && mode <= ATTACH_CLASSIC ? mode :
+									  ATTACH_CLASSIC];
 
+	p->o.budget.window_s = t->len_s;
+	w->close_probed = t->close_probed;
 	w->kind = &sample_window;
 	w->in_window = calloc(p->n, sizeof(*w->in_window));
 	session__all_calls_cpu(p->s, &w->nr_cpus);

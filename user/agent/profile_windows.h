@@ -70,6 +70,7 @@ struct profile_windows {
 	double sys0;			/* the machine's kernel time at its start (s) */
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
 	struct window_cost_sums cost;	/* the windows' and the gaps' kernel time since the last measurement */
+	bool close_probed;		/* the attach mode's probes trap until their close ends (classic) */
 	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
 	uint64_t calls0;		/* entries of every function at its start */
 	uint64_t attach_calls;		/* ... since, when its attach returned */
@@ -86,8 +87,6 @@ struct profile_windows {
 extern const struct window_kind sample_window;
 
 int windows__init(struct agent_profile *p);
-/* How long a sampling window lasts where the links are attached in attach_mode (enum attach_mode). */
-double windows__sample_len_s(int attach_mode);
 /* Closes the open window when due, opens the next when due; the time of the next step (or +inf). */
 double windows__step(struct agent_profile *p, double now);
 /* Its links out, NULL-safe. */
