@@ -28,8 +28,8 @@
 #define WINDOW_CLOSE_POLL_S 0.004
 /*
  * A CPU's probes are taken to have cost at most this share of a window,
- * so the correction at most doubles its calls. Past it the calibrated cost
- * of a pair, not the calls, would decide the estimate, and the error of
+ * so the correction at most doubles its calls. Past it the cost of a
+ * pair, not the calls, would decide the estimate, and the error of
  * that cost would be multiplied by the correction: a rate too low is the
  * lesser harm than one several times too high.
  */
@@ -314,14 +314,18 @@ static double window_calls(struct agent_profile *p)
 
 /*
  * How many calls the program would have made unprobed for each call the
- * window saw. Each probed call cost its caller a probe pair (its class's
- * calibrated cost), time the caller did not spend on its own work, so a
- * window sees fewer calls per second than the program makes between
- * windows. The callers on each CPU are taken to have run there for the
- * whole window: a CPU's calls came at its time less its probes'. Threads
- * that wait between calls at a pace set elsewhere lose less than that, and
- * their rate comes out high; a thread moved between CPUs in the window
- * comes out low. p->calls holds the window's end (window_calls).
+ * window saw. Each probed call cost its caller a probe pair, time the
+ * caller did not spend on its own work, so a window sees fewer calls per
+ * second than the program makes between windows. What a pair costs is the
+ * kernel time the windows added a call (measure_window_cost), and never
+ * less than its class's calibration: the calibration times pairs back to
+ * back, with the kernel's path to the programs warm, while a caller that
+ * works between calls finds it cold and pays several times that. The
+ * callers on each CPU are taken to have run there for the whole window: a
+ * CPU's calls came at its time less its probes'. Threads that wait between
+ * calls at a pace set elsewhere lose less than that, and their rate comes
+ * out high; a thread moved between CPUs in the window comes out low.
+ * p->calls holds the window's end (window_calls).
  */
 static double probe_correction(struct agent_profile *p, double span)
 {
@@ -341,7 +345,7 @@ static double probe_correction(struct agent_profile *p, double span)
 	}
 	if (seen <= 0)
 		return 1;
-	pair_ns /= seen;
+	pair_ns = fmax(pair_ns / seen, w->sampled_call_ns);
 	cpu_calls(p, now);
 	for (size_t c = 0; c < w->nr_cpus; c++) {
 		double n = (double)(now[c] - w->cpu_calls[c]);
