@@ -318,13 +318,14 @@ static double window_calls(struct agent_profile *p)
  * caller did not spend on its own work, so a window sees fewer calls per
  * second than the program makes between windows. What a pair costs is the
  * kernel time the windows added a call (measure_window_cost), and never
- * less than its class's calibration: the calibration times pairs back to
- * back, with the kernel's path to the programs warm, while a caller that
- * works between calls finds it cold and pays several times that. The
- * callers on each CPU are taken to have run there for the whole window: a
- * CPU's calls came at its time less its probes'. Threads that wait between
- * calls at a pace set elsewhere lose less than that, and their rate comes
- * out high; a thread moved between CPUs in the window comes out low.
+ * less than its class's calibration, timed back to back: a caller that
+ * works between its calls loses more than that, its own code running
+ * slower after each trap (caches and predictors cold), which no kernel
+ * time shows either, so the estimate stays a little low. The callers on
+ * each CPU are taken to have run there for the whole window: a CPU's calls
+ * came at its time less its probes'. Threads that wait between calls at a
+ * pace set elsewhere lose less than that, and their rate comes out high; a
+ * thread moved between CPUs in the window comes out low.
  * p->calls holds the window's end (window_calls).
  */
 static double probe_correction(struct agent_profile *p, double span)
