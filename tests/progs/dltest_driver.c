@@ -158,6 +158,13 @@ static void *thread_calls(void *arg)
  * its own count of calls goes into the 8 bytes of the file at path, so
  * that a test reads it whenever it scrapes.
  */
+/* n steps of a caller's own work: what steady_calls does between calls, and what work_steps_for_us times. */
+static void work_steps(long n)
+{
+	for (long k = 0; k < n; k++)
+		sink += (int)k;
+}
+
 static void steady_calls(long work, const char *path)
 {
 	int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
@@ -170,8 +177,7 @@ static void steady_calls(long work, const char *path)
 		exit(5);
 	for (unsigned long long i = 1;; i++) {
 		sink = dlt_test_je((int)i);
-		for (long k = 0; k < work; k++)
-			sink += (int)k;
+		work_steps(work);
 		*count = i;
 	}
 }
@@ -184,15 +190,11 @@ static void steady_calls(long work, const char *path)
 static long work_steps_for_us(long us)
 {
 	const long probe = 4000000;
-	struct timespec a, b;
-	double ns;
+	unsigned long long t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), ns;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	for (long k = 0; k < probe; k++)
-		sink += (int)k;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-	return ns > 0 ? (long)((double)us * 1e3 * (double)probe / ns) : probe;
+	work_steps(probe);
+	ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	return ns ? (long)((double)us * 1e3 * (double)probe / (double)ns) : probe;
 }
 
 /*
