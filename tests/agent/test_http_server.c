@@ -6,6 +6,9 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -88,10 +91,66 @@ static void test_health_and_readiness(void **state)
 	http_server__free(h);
 }
 
+/* The agent's part: each ask on the scrape fd answered with a new exposition ("m <n>"). */
+static void *owner(void *arg)
+{
+	struct http_server *h = arg;
+	struct pollfd pfd = { .fd = http_server__scrape_fd(h), .events = POLLIN };
+	uint64_t asks;
+
+	for (int n = 10; n < 12; n++) {
+		char *t = malloc(8);
+
+		assert_int_equal(poll(&pfd, 1, 5000), 1);
+		assert_int_equal(read(pfd.fd, &asks, sizeof(asks)), sizeof(asks));
+		assert_non_null(t);
+		snprintf(t, 8, "m %d\n", n);
+		http_server__publish(h, t, strlen(t), NULL);
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Once the owner takes the scrape fd, a scrape serves what it publishes after the ask; unanswered, the last one soon. */
+static void test_scrape_asks_for_now(void **state)
+{
+	char err[256], body[256];
+	struct http_server *h = http_server__start("127.0.0.1:0", err, sizeof(err));
+	pthread_t t;
+	double t0;
+
+	(void)state;
+	assert_non_null(h);
+	http_server__publish(h, text("m 1\n"), 4, NULL);
+	/* Nobody serves asks yet: the last exposition, at once. */
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
+	assert_string_equal(body, "m 1\n");
+	assert_int_equal(pthread_create(&t, NULL, owner, h), 0);
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
+	assert_string_equal(body, "m 10\n");
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
+	assert_string_equal(body, "m 11\n");
+	assert_int_equal(pthread_join(t, NULL), 0);
+	/* The owner is gone: the scrape waits its bound, then serves the last one. */
+	t0 = now_s();
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
+	assert_string_equal(body, "m 11\n");
+	assert_true(now_s() - t0 < 2);
+	http_server__free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_health_and_readiness),
+		cmocka_unit_test(test_scrape_asks_for_now),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -160,6 +160,22 @@ def test_agent_exact_counts_and_histogram():
               f"log lines missing: {a.text()}")
 
 
+@modes("session", "classic")
+def test_agent_scrape_sees_calls_of_now():
+    """A scrape serves the counts of its own moment, not the last refresh's (here a minute apart):
+    an increase() over a scrape interval is then off by nothing at its ends."""
+    with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--refresh", "60"]) as a:
+        a.wait_ready()
+        before = calls(a.metrics(), "dlt_add")
+        run_driver(["count", "12345"])
+        t0 = time.time()
+        now = calls(a.metrics(), "dlt_add")
+        took = time.time() - t0
+        check(now - before == 12345, f"the scrape right after 12345 calls shows {now - before:.0f}")
+        check(took < 1, f"the scrape took {took:.2f} s")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 def promtool_check(text):
     promtool = shutil.which("promtool")
     if not promtool:
@@ -319,15 +335,17 @@ def test_agent_budget_sampled_counts_match_workload():
             wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
                        calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=30)
             time.sleep(2)
-            c0, t0 = steady_count(count), a.metrics()
+            # A scrape waits for the agent's exposition of its moment: the workload's count halfway.
+            c0, t0, c0b = steady_count(count), a.metrics(), steady_count(count)
             time.sleep(40)
-            c1, t1 = steady_count(count), a.metrics()
+            c1, t1, c1b = steady_count(count), a.metrics(), steady_count(count)
+            c0, c1 = (c0 + c0b) / 2, (c1 + c1b) / 2
         finally:
             d.kill()
             d.wait()
         made = c1 - c0
         shown = sum(calls(t1, "dlt_test_je", s) - calls(t0, "dlt_test_je", s) for s in (False, True))
-        print(f"40 s: the workload made {made:,} calls, the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%)")
+        print(f"40 s: the workload made {made:,.0f} calls, the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%)")
         # The windows' own noise on a busy 2-CPU VM is a few percent an interval (bench/agent_sampled_rate.py);
         # uncorrected, a window's calls fell short by half.
         check(made > 0 and abs(shown / made - 1) <= 0.10, f"series {shown:.0f} against {made} calls: {a.text()[-3000:]}")

@@ -39,10 +39,12 @@ struct agent {
 	char *events[DLPROF_MAX_EVENTS];	/* copies: the registry outlives the sessions */
 	size_t nr_events;
 	int sig_fd;
+	int scrape_fd;			/* http_server__scrape_fd */
 	int stats_fd;			/* held: the kernel counts the programs' run time (bpf_stats) */
 	double next_tick;
 	double next_retry;		/* while nothing is attached */
 	bool published_ready;		/* the last exposition was published ready */
+	bool scrape_waits;		/* a scrape waits for an exposition of now */
 	struct kubelet_client_opts kubelet;	/* url NULL: not asked */
 	char kubelet_url[512];
 };
@@ -99,6 +101,7 @@ static void publish(struct agent *a)
 	why = not_ready(a);
 	http_server__publish(a->http, b.data, b.len, why);
 	a->published_ready = !why;
+	a->scrape_waits = false;
 }
 
 static int start_profile(struct agent *a)
@@ -195,6 +198,30 @@ static void tick(struct agent *a, bool final)
 	a->next_tick = mono_seconds() + a->o->refresh_s;
 }
 
+/*
+ * A scrape asked: the series of now, published, once no window is open
+ * (its reads and these must not interleave); a scrape would otherwise see
+ * them as they were at the last refresh, up to --refresh old, and an
+ * increase() over its interval would be off by that much of its rate.
+ */
+static void serve_scrape(struct agent *a)
+{
+	int ret = 0;
+
+	if (!a->scrape_waits)
+		return;
+	if (a->prof) {
+		ret = agent_profile__fresh(a->prof);
+		if (ret == -EAGAIN)
+			return;
+	}
+	if (ret) {
+		a->self.errors++;
+		agent_log("error", "what=read msg=\"%s\"", strerror(-ret));
+	}
+	publish(a);
+}
+
 /* Over budget between refreshes: functions out of the links now, the series at the refresh. */
 static void react(struct agent *a, double now)
 {
@@ -263,8 +290,10 @@ static int loop(struct agent *a)
 		double now = mono_seconds(), next = a->next_tick;
 		struct signalfd_siginfo si;
 		/* The signals, and the copies of the libraries that containers bring and take (docs/containers.md). */
-		struct pollfd pfd[2] = { { .fd = a->sig_fd, .events = POLLIN },
-					 { .fd = a->prof ? agent_profile__poll_fd(a->prof) : -1, .events = POLLIN } };
+		struct pollfd pfd[3] = { { .fd = a->sig_fd, .events = POLLIN },
+					 { .fd = a->prof ? agent_profile__poll_fd(a->prof) : -1, .events = POLLIN },
+					 { .fd = a->scrape_fd, .events = POLLIN } };
+		uint64_t asks;
 		int timeout_ms;
 
 		if (a->prof) {
@@ -272,14 +301,18 @@ static int loop(struct agent *a)
 
 			if (w < next)
 				next = w;
+			/* A window may have closed just now. */
+			serve_scrape(a);
 			if (!a->o->no_budget && now + agent_profile__check_s(a->prof) < next)
 				next = now + agent_profile__check_s(a->prof);
 		}
 		/* From now: opening a window takes ms, and its first check is due 1 ms after it. */
 		now = mono_seconds();
 		timeout_ms = next > now ? (int)ceil((next - now) * 1e3) : 0;
-		if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 3, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
+		if ((pfd[2].revents & POLLIN) && read(a->scrape_fd, &asks, sizeof(asks)) == sizeof(asks))
+			a->scrape_waits = true;
 		if (a->prof && (pfd[1].revents & POLLIN))
 			agent_profile__drain(a->prof);
 		while (read(a->sig_fd, &si, sizeof(si)) == sizeof(si)) {
@@ -295,6 +328,8 @@ static int loop(struct agent *a)
 			restart(a);
 		if (now >= a->next_tick || (a->prof && agent_profile__plan_due(a->prof)))
 			tick(a, false);
+		else if (a->scrape_waits)
+			serve_scrape(a);
 		/* Ready (the first plan's links in) is said at once, not at the next refresh. */
 		else if (!a->published_ready && a->prof && !not_ready(a))
 			publish(a);
@@ -318,7 +353,7 @@ static void agent_free(struct agent *a)
 
 int agent_run(const struct agent_opts *o)
 {
-	struct agent a = { .o = o, .sig_fd = -1, .stats_fd = -1 };
+	struct agent a = { .o = o, .sig_fd = -1, .scrape_fd = -1, .stats_fd = -1 };
 	char msg[512];
 	int ret, status = 1;
 
@@ -358,6 +393,7 @@ int agent_run(const struct agent_opts *o)
 		goto cleanup;
 	}
 	agent_log("listen", "address=%s port=%u", o->listen, http_server__port(a.http));
+	a.scrape_fd = http_server__scrape_fd(a.http);
 	a.reg = metrics_registry__new((size_t)o->max_series, NULL, 0);
 	if (!a.reg)
 		goto cleanup;

@@ -504,6 +504,24 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	return ret;
 }
 
+int agent_profile__fresh(struct agent_profile *p)
+{
+	int ret;
+
+	if (windows__busy(&p->win))
+		return -EAGAIN;
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = !p->fs[i].sampled;
+	ret = profile_for_rows(p, p->mask, publish_row);
+	for (size_t i = 0; !ret && i < p->n; i++)
+		p->mask[i] = p->fs[i].sampled;
+	if (!ret)
+		ret = profile_for_rows(p, p->mask, project_row);
+	/* A function called for the first time since the refresh: its series exposed now. */
+	metrics_registry__settle(p->reg);
+	return ret;
+}
+
 int agent_profile__react(struct agent_profile *p, double now)
 {
 	int ret;

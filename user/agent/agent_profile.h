@@ -80,6 +80,12 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 					   char *err, size_t err_sz);
 /* Read the aggregates into the registry's series; re-plan the budget unless final. 0, -EAGAIN (a window is open: soon again) or -errno. */
 int agent_profile__tick(struct agent_profile *p, double now, bool final);
+/*
+ * For a scrape: the series brought to now, without the refresh's budget
+ * work (the exact ones read from the kernel, the sampled ones run on at
+ * their windows' rate). 0, -EAGAIN (a window is open: soon again) or -errno.
+ */
+int agent_profile__fresh(struct agent_profile *p);
 /* Cheap (one map lookup of the entries): the probes cost more than the budget since the refresh, and still do. */
 bool agent_profile__over_budget(struct agent_profile *p, double now);
 /* How long until the next cheap check (agent_profile__over_budget): longer while nothing is entered. */

@@ -6,11 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include <microhttpd.h>
 
 #include "agent/http_server.h"
 #include "agent/prom_text.h"
+
+/*
+ * How long a scrape waits for the exposition it asked for: a window's
+ * close, or a reload, may hold the agent's loop; past it the last one is
+ * served, at most a refresh old.
+ */
+#define SCRAPE_FRESH_WAIT_MS 250
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -21,8 +31,30 @@ struct http_server {
 	const char *not_ready;	/* why /readyz says 503; NULL: ready */
 	unsigned long scrapes;
 	unsigned long bad;
+	unsigned long publishes;	/* how many so far: a scrape waits for the next */
+	pthread_cond_t published_cond;
+	bool scrape_asks;	/* the owner serves asks (http_server__scrape_fd) */
+	int scrape_fd;		/* an eventfd: a scrape asks for an exposition of now */
 	unsigned int port;
 };
+
+/* Under h->lock: ask the owner for an exposition of now, and wait for it (or SCRAPE_FRESH_WAIT_MS). */
+static void wait_fresh(struct http_server *h)
+{
+	unsigned long seen = h->publishes;
+	uint64_t one = 1;
+	struct timespec until;
+
+	if (!h->scrape_asks || write(h->scrape_fd, &one, sizeof(one)) != sizeof(one))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += SCRAPE_FRESH_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (h->publishes == seen)
+		if (pthread_cond_timedwait(&h->published_cond, &h->lock, &until))
+			break;
+}
 
 /* ADDR:PORT, [ADDR6]:PORT or :PORT into a socket address. */
 static int parse_listen(const char *listen, struct sockaddr_storage *ss, char *err, size_t err_sz)
@@ -120,6 +152,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	pthread_mutex_lock(&h->lock);
 	if (!strcmp(url, "/metrics")) {
 		h->scrapes++;
+		if (h->text)
+			wait_fresh(h);
 		ret = h->text ? reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, h->text, h->len)
 			      : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting\n", 9);
 	} else if (!strcmp(url, "/healthz")) {
@@ -132,6 +166,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	pthread_mutex_unlock(&h->lock);
 	return ret;
+}
+
+/* The lock, and the condition a scrape waits on, timed by the monotonic clock. */
+static int init_sync(struct http_server *h)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	ret = pthread_condattr_init(&attr);
+	if (!ret)
+		ret = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!ret)
+		ret = pthread_cond_init(&h->published_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (ret) {
+		errno = ret;
+		return -ret;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	return 0;
 }
 
 struct http_server *http_server__start(const char *listen, char *err, size_t err_sz)
@@ -147,7 +201,14 @@ struct http_server *http_server__start(const char *listen, char *err, size_t err
 		snprintf(err, err_sz, "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&h->lock, NULL);
+	h->scrape_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (h->scrape_fd < 0 || init_sync(h)) {
+		snprintf(err, err_sz, "cannot make the scrape's event: %s", strerror(errno));
+		if (h->scrape_fd >= 0)
+			close(h->scrape_fd);
+		free(h);
+		return NULL;
+	}
 	/* One thread polls every connection: scrapes are rare and small. */
 	/*
 	 * No MHD_USE_ERROR_LOG: libmicrohttpd's own lines are not logfmt and
@@ -164,6 +225,8 @@ struct http_server *http_server__start(const char *listen, char *err, size_t err
 		snprintf(err, err_sz, "cannot listen on %s (in use, or not an address of this machine); choose another with --listen",
 			 listen);
 		pthread_mutex_destroy(&h->lock);
+		pthread_cond_destroy(&h->published_cond);
+		close(h->scrape_fd);
 		free(h);
 		return NULL;
 	}
@@ -187,8 +250,18 @@ void http_server__publish(struct http_server *h, char *text, size_t len, const c
 	h->len = len;
 	h->published = true;
 	h->not_ready = not_ready;
+	h->publishes++;
+	pthread_cond_broadcast(&h->published_cond);
 	pthread_mutex_unlock(&h->lock);
 	free(old);
+}
+
+int http_server__scrape_fd(struct http_server *h)
+{
+	pthread_mutex_lock(&h->lock);
+	h->scrape_asks = true;
+	pthread_mutex_unlock(&h->lock);
+	return h->scrape_fd;
 }
 
 void http_server__counts(struct http_server *h, unsigned long *scrapes, unsigned long *bad)
@@ -205,6 +278,8 @@ void http_server__free(struct http_server *h)
 		return;
 	MHD_stop_daemon(h->daemon);
 	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->published_cond);
+	close(h->scrape_fd);
 	free(h->text);
 	free(h);
 }

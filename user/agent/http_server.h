@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The agent's HTTP endpoint (libmicrohttpd, its own thread): GET /metrics
- * serves the last published exposition. GET /healthz (liveness) says 200
+ * serves the last published exposition; once the owner takes the scrape
+ * fd, a scrape first asks it for an exposition of now and waits for it,
+ * up to a quarter of a second. GET /healthz (liveness) says 200
  * from the first publish on: the agent's loop serves, whether or not its
  * probes count yet. GET /readyz (readiness) says 200 while the agent
  * calls itself ready and 503 with its reason otherwise. Both say 503
@@ -29,6 +31,12 @@ unsigned int http_server__port(const struct http_server *h);
  * says 503 (a string that outlives the server), NULL: ready.
  */
 void http_server__publish(struct http_server *h, char *text, size_t len, const char *not_ready);
+/*
+ * An eventfd that becomes readable when a scrape asks for an exposition
+ * of now (read it to reset): the owner publishes, and the scrape serves
+ * that. Until it is taken, scrapes serve the last exposition at once.
+ */
+int http_server__scrape_fd(struct http_server *h);
 /* Scrapes served, and requests answered 404/405. */
 void http_server__counts(struct http_server *h, unsigned long *scrapes, unsigned long *bad);
 void http_server__free(struct http_server *h);
