@@ -158,11 +158,23 @@ static void *thread_calls(void *arg)
  * its own count of calls goes into the 8 bytes of the file at path, so
  * that a test reads it whenever it scrapes.
  */
-/* n steps of a caller's own work: what steady_calls does between calls, and what work_steps_for_us times. */
+/*
+ * n steps of a caller's own work: what steady_calls does between calls, and
+ * what work_steps_for_us times. A chain of multiply-adds in a register: a
+ * loop of adds to one word of memory runs in a fast mode of some CPUs
+ * that any serializing instruction ends for microseconds (an lfence made
+ * such an 18 us loop 2 us slower), so its pace would say what the CPU does
+ * after a trap, not what the probes cost.
+ */
 static void work_steps(long n)
 {
+	static unsigned long long state = 1;
+	unsigned long long x = state;
+
 	for (long k = 0; k < n; k++)
-		sink += (int)k;
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	state = x;
+	sink = (int)x;
 }
 
 static void steady_calls(long work, const char *path)
