@@ -346,9 +346,9 @@ def test_agent_budget_sampled_counts_match_workload():
         made = c1 - c0
         shown = sum(calls(t1, "dlt_test_je", s) - calls(t0, "dlt_test_je", s) for s in (False, True))
         print(f"40 s: the workload made {made:,.0f} calls, the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%)")
-        # The windows' own noise on a busy 2-CPU VM is a few percent an interval (bench/agent_sampled_rate.py);
-        # uncorrected, a window's calls fell short by half.
-        check(made > 0 and abs(shown / made - 1) <= 0.10, f"series {shown:.0f} against {made} calls: {a.text()[-3000:]}")
+        # #26: within 5% over a scrape interval. On a busy 2-CPU VM the estimate came within about 1% an
+        # interval (bench/agent_sampled_rate.py); uncorrected, a window's calls fell short by half.
+        check(made > 0 and abs(shown / made - 1) <= 0.05, f"series {shown:.0f} against {made} calls: {a.text()[-3000:]}")
         check(a.stop() == 0, f"exit {a.p.returncode}")
 
 

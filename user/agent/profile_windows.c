@@ -60,9 +60,11 @@ static const struct window_timing {
 	[ATTACH_CLASSIC] = { 0.1, true },
 };
 
-/* A call's cost is measured over at least this much window time, and this many calls. */
+/* A call's cost is measured over at least this much window time, and this many calls, at a time. */
 #define COST_WINDOWS_S 0.1
 #define COST_CALLS 1000
+/* ... and what was measured so long ago weighs half as much. */
+#define COST_HALF_LIFE_S 60.0
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
 #define WINDOW_CLOSE_PATIENCE_MS 5000
 
@@ -95,14 +97,18 @@ static double kernel_cpu_s(void)
 
 /*
  * The cost of a call in the windows, from the kernel time they added over
- * the gaps before them. Short windows are summed until there is enough of
- * both to outweigh the kernel's 10 ms ticks.
+ * the gaps before them. The kernel counts its time in ticks, and a short
+ * window adds less than one: the windows' extra time and calls are summed,
+ * those of the last minute or so weighing most (COST_HALF_LIFE_S), and a
+ * window that added less than its gap's pace counts too (dropped, the
+ * noise of the ticks would lift the cost). A chunk of windows is measured
+ * once there is enough of both it and its gaps to outweigh a tick.
  */
 static void measure_window_cost(struct agent_profile *p, double t1, double calls)
 {
 	struct profile_windows *w = &p->win;
 	struct window_cost_sums *c = &w->cost;
-	double sys1 = kernel_cpu_s(), extra;
+	double sys1 = kernel_cpu_s(), extra, keep;
 
 	if (sys1 < 0 || w->sys0 < 0 || w->last_sys < 0) {
 		*c = (struct window_cost_sums){};
@@ -116,14 +122,15 @@ static void measure_window_cost(struct agent_profile *p, double t1, double calls
 	if (c->gap_s < WINDOW_BASELINE_S || c->win_s < COST_WINDOWS_S || c->calls < COST_CALLS)
 		goto out;
 	extra = c->win_sys - c->gap_sys / c->gap_s * c->win_s;
-	calls = c->calls;
+	keep = w->cost_t > 0 ? exp2(-(t1 - w->cost_t) / COST_HALF_LIFE_S) : 0;
+	w->extra_sys_s = w->extra_sys_s * keep + extra;
+	w->extra_calls = w->extra_calls * keep + c->calls;
+	w->cost_t = t1;
 	*c = (struct window_cost_sums){};
-	if (extra <= 0)
-		goto out;
-	/* A running mean over the measurements. */
-	w->sampled_call_ns = w->sampled_call_ns > 0 ? 0.7 * w->sampled_call_ns + 0.3 * extra * 1e9 / calls
-						    : extra * 1e9 / calls;
-	p->st.sampled_call_cost_ns = w->sampled_call_ns;
+	if (w->extra_sys_s > 0) {
+		w->sampled_call_ns = w->extra_sys_s * 1e9 / w->extra_calls;
+		p->st.sampled_call_cost_ns = w->sampled_call_ns;
+	}
 out:
 	w->last_sys = sys1;
 	w->last_sys_t = t1;
@@ -318,10 +325,10 @@ static double window_calls(struct agent_profile *p)
  * caller did not spend on its own work, so a window sees fewer calls per
  * second than the program makes between windows. What a pair costs is the
  * kernel time the windows added a call (measure_window_cost), and never
- * less than its class's calibration, timed back to back: a caller that
- * works between its calls loses more than that, its own code running
- * slower after each trap (caches and predictors cold), which no kernel
- * time shows either, so the estimate stays a little low. The callers on
+ * less than its class's calibration, timed back to back. A caller whose
+ * own code runs slower after each trap (caches and predictors cold, or a
+ * fast mode of the CPU that any serializing instruction ends) loses more
+ * than that, which no kernel time shows: its rate comes out low by it. The callers on
  * each CPU are taken to have run there for the whole window: a CPU's calls
  * came at its time less its probes'. Threads that wait between calls at a
  * pace set elsewhere lose less than that, and their rate comes out high; a

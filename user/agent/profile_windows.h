@@ -71,7 +71,9 @@ struct profile_windows {
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
 	struct window_cost_sums cost;	/* the windows' and the gaps' kernel time since the last measurement */
 	bool close_probed;		/* the attach mode's probes trap until their close ends (classic) */
-	double sampled_call_ns;		/* what a sampled call costs, measured in the windows; 0: not yet */
+	double extra_sys_s, extra_calls;	/* the windows' kernel time over their gaps', and their calls, decayed */
+	double cost_t;			/* when they were last added to; 0: never */
+	double sampled_call_ns;		/* their ratio: what a sampled call costs; 0: not yet */
 	uint64_t calls0;		/* entries of every function at its start */
 	uint64_t attach_calls;		/* ... since, when its attach returned */
 	uint64_t free_calls;		/* ... and when its links were freed */
