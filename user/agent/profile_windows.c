@@ -211,8 +211,11 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 			top_name = f.func;
 		}
 		fs->measured = true;
-		/* Measured in the windows when it could be, else from the calibration. */
-		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * (call_ns > 0 ? call_ns : profile_call_ns(p, i)),
+		/*
+		 * Measured in the windows when it could be, never below the
+		 * calibration: the first windows' few ticks may read less.
+		 */
+		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * fmax(call_ns, profile_call_ns(p, i)),
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
 	}
@@ -233,7 +236,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
  */
 static double sample_calls_max(const struct agent_profile *p)
 {
-	double call_ns = p->win.sampled_call_ns > 0 ? p->win.sampled_call_ns : p->mix_trap_ns + p->prog_ns;
+	double call_ns = fmax(p->win.sampled_call_ns, p->mix_trap_ns + p->prog_ns);
 	double left = p->o.budget.budget_ns_per_s - p->bplan.exact_ns_per_s;
 
 	return fmax(left * p->bplan.period_s / call_ns, WINDOW_ENOUGH_CALLS);
