@@ -64,7 +64,13 @@ static const struct window_timing {
 #define COST_WINDOWS_S 0.1
 #define COST_CALLS 1000
 /* ... and what was measured so long ago weighs half as much. */
-#define COST_HALF_LIFE_S 60.0
+#define COST_HALF_LIFE_S 120.0
+/*
+ * The kernel counts its time in ticks of several ms, and a 25 ms window
+ * adds about a ms: the ticks' noise outweighs that until some hundreds of
+ * windows are summed. Until then a sampled call costs its calibration.
+ */
+#define COST_MIN_WINDOWS 400
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
 #define WINDOW_CLOSE_PATIENCE_MS 5000
 
@@ -99,10 +105,11 @@ static double kernel_cpu_s(void)
  * The cost of a call in the windows, from the kernel time they added over
  * the gaps before them. The kernel counts its time in ticks, and a short
  * window adds less than one: the windows' extra time and calls are summed,
- * those of the last minute or so weighing most (COST_HALF_LIFE_S), and a
+ * those of the last minutes weighing most (COST_HALF_LIFE_S), and a
  * window that added less than its gap's pace counts too (dropped, the
  * noise of the ticks would lift the cost). A chunk of windows is measured
- * once there is enough of both it and its gaps to outweigh a tick.
+ * once there is enough of both it and its gaps to outweigh a tick; the
+ * sums are taken for the cost once they hold COST_MIN_WINDOWS.
  */
 static void measure_window_cost(struct agent_profile *p, double t1, double calls)
 {
@@ -119,18 +126,18 @@ static void measure_window_cost(struct agent_profile *p, double t1, double calls
 	c->win_sys += sys1 - w->sys0;
 	c->win_s += t1 - w->t0;
 	c->calls += calls;
+	c->windows++;
 	if (c->gap_s < WINDOW_BASELINE_S || c->win_s < COST_WINDOWS_S || c->calls < COST_CALLS)
 		goto out;
 	extra = c->win_sys - c->gap_sys / c->gap_s * c->win_s;
 	keep = w->cost_t > 0 ? exp2(-(t1 - w->cost_t) / COST_HALF_LIFE_S) : 0;
 	w->extra_sys_s = w->extra_sys_s * keep + extra;
 	w->extra_calls = w->extra_calls * keep + c->calls;
+	w->extra_windows = w->extra_windows * keep + c->windows;
 	w->cost_t = t1;
 	*c = (struct window_cost_sums){};
-	if (w->extra_sys_s > 0) {
-		w->sampled_call_ns = w->extra_sys_s * 1e9 / w->extra_calls;
-		p->st.sampled_call_cost_ns = w->sampled_call_ns;
-	}
+	p->st.sampled_call_cost_ns = w->extra_sys_s > 0 ? w->extra_sys_s * 1e9 / w->extra_calls : 0;
+	w->sampled_call_ns = w->extra_windows >= COST_MIN_WINDOWS ? p->st.sampled_call_cost_ns : 0;
 out:
 	w->last_sys = sys1;
 	w->last_sys_t = t1;

@@ -34,6 +34,7 @@ struct window_cost_sums {
 	double gap_sys, gap_s;		/* kernel time in the gaps (s), and their length */
 	double win_sys, win_s;		/* ... in the windows */
 	double calls;			/* the windows' calls */
+	double windows;			/* how many */
 };
 
 struct window_kind {
@@ -71,9 +72,10 @@ struct profile_windows {
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
 	struct window_cost_sums cost;	/* the windows' and the gaps' kernel time since the last measurement */
 	bool close_probed;		/* the attach mode's probes trap until their close ends (classic) */
-	double extra_sys_s, extra_calls;	/* the windows' kernel time over their gaps', and their calls, decayed */
+	/* The windows' kernel time over their gaps', their calls, and how many, decayed. */
+	double extra_sys_s, extra_calls, extra_windows;
 	double cost_t;			/* when they were last added to; 0: never */
-	double sampled_call_ns;		/* their ratio: what a sampled call costs; 0: not yet */
+	double sampled_call_ns;		/* their ratio, what a sampled call costs, once enough windows hold it; 0: not yet */
 	uint64_t calls0;		/* entries of every function at its start */
 	uint64_t attach_calls;		/* ... since, when its attach returned */
 	uint64_t free_calls;		/* ... and when its links were freed */
