@@ -66,9 +66,9 @@ static const struct window_timing {
 /* ... and what was measured so long ago weighs half as much. */
 #define COST_HALF_LIFE_S 120.0
 /*
- * The kernel counts its time in ticks of several ms, and a 25 ms window
- * adds about a ms: the ticks' noise outweighs that until some hundreds of
- * windows are summed. Until then a sampled call costs its calibration.
+ * The kernel counts its time in ticks, and a short window adds less than
+ * one: the ticks' noise outweighs what the windows add until some hundreds
+ * of them are summed. Until then a sampled call costs its calibration.
  */
 #define COST_MIN_WINDOWS 400
 /* The last window's links, at the flush: how long they may take to close before its counts are read anyway. */
@@ -220,7 +220,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		fs->measured = true;
 		/*
 		 * Measured in the windows when it could be, never below the
-		 * calibration: the first windows' few ticks may read less.
+		 * calibration: the kernel's ticks may read less.
 		 */
 		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * fmax(call_ns, profile_call_ns(p, i)),
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
