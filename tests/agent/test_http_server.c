@@ -8,7 +8,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <time.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,6 +19,7 @@
 #include <cmocka.h>
 
 #include "agent/http_server.h"
+#include "util/clock.h"
 
 /* GET path over HTTP/1.0: the status, and the body into body. */
 static int get(const struct http_server *h, const char *path, char *body, size_t sz)
@@ -110,14 +110,6 @@ static void *owner(void *arg)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Once the owner takes the scrape fd, a scrape serves what it publishes after the ask; unanswered, the last one soon. */
 static void test_scrape_asks_for_now(void **state)
 {
@@ -141,10 +133,10 @@ static void test_scrape_asks_for_now(void **state)
 	assert_string_equal(body, "m 11\n");
 	assert_int_equal(pthread_join(t, NULL), 0);
 	/* The owner is gone: the scrape waits its bound, then serves the last one. */
-	t0 = now_s();
+	t0 = mono_seconds();
 	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
 	assert_string_equal(body, "m 11\n");
-	assert_true(now_s() - t0 < 2);
+	assert_true(mono_seconds() - t0 < 2);
 	http_server__free(h);
 }
 

@@ -301,11 +301,11 @@ static int loop(struct agent *a)
 
 			if (w < next)
 				next = w;
-			/* A window may have closed just now. */
-			serve_scrape(a);
 			if (!a->o->no_budget && now + agent_profile__check_s(a->prof) < next)
 				next = now + agent_profile__check_s(a->prof);
 		}
+		/* Asked for at the last wakeup, or waiting for the window that may have closed just now. */
+		serve_scrape(a);
 		/* From now: opening a window takes ms, and its first check is due 1 ms after it. */
 		now = mono_seconds();
 		timeout_ms = next > now ? (int)ceil((next - now) * 1e3) : 0;
@@ -328,8 +328,6 @@ static int loop(struct agent *a)
 			restart(a);
 		if (now >= a->next_tick || (a->prof && agent_profile__plan_due(a->prof)))
 			tick(a, false);
-		else if (a->scrape_waits)
-			serve_scrape(a);
 		/* Ready (the first plan's links in) is said at once, not at the next refresh. */
 		else if (!a->published_ready && a->prof && !not_ready(a))
 			publish(a);

@@ -450,9 +450,37 @@ static int read_costs(struct agent_profile *p, double now, double since)
 	return 0;
 }
 
+/*
+ * The exact series from the kernel's aggregates (of the functions called
+ * since they were last brought up to date, or all of them), and the
+ * sampled ones run on to now: one walk of the aggregates each, when any.
+ */
+static int publish_series(struct agent_profile *p, bool all)
+{
+	bool any = false;
+	int ret;
+
+	for (size_t i = 0; i < p->n; i++) {
+		p->mask[i] = (all || p->fs[i].unpublished) && !p->fs[i].sampled;
+		any |= p->mask[i];
+	}
+	if (any) {
+		ret = profile_for_rows(p, p->mask, publish_row);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < p->n; i++)
+			p->fs[i].unpublished = false;
+	}
+	any = false;
+	for (size_t i = 0; i < p->n; i++) {
+		p->mask[i] = p->fs[i].sampled;
+		any |= p->mask[i];
+	}
+	return any ? profile_for_rows(p, p->mask, project_row) : 0;
+}
+
 int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
-	bool changed = false;
 	int ret;
 
 	/* A window's reads and the exact ones must not interleave: the refresh waits for its close, the flush closes it. */
@@ -464,24 +492,8 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 	if (ret)
 		return ret;
 	trip__refreshed(&p->trip);
-	for (size_t i = 0; i < p->n; i++) {
-		p->mask[i] = p->fs[i].unpublished && !p->fs[i].sampled;
-		changed |= p->mask[i];
-	}
-	/* One walk of the (function, container) aggregates, when an exact function was called. */
-	if (changed) {
-		ret = profile_for_rows(p, p->mask, publish_row);
-		if (ret)
-			return ret;
-		for (size_t i = 0; i < p->n; i++)
-			p->fs[i].unpublished = false;
-	}
-	changed = false;
-	for (size_t i = 0; i < p->n; i++) {
-		p->mask[i] = p->fs[i].sampled;
-		changed |= p->mask[i];
-	}
-	if (changed && (ret = profile_for_rows(p, p->mask, project_row)))
+	ret = publish_series(p, false);
+	if (ret)
 		return ret;
 	session__read_totals(p->s, &p->tot);
 	p->st.group_overflow = p->tot.group_overflow;
@@ -510,13 +522,8 @@ int agent_profile__fresh(struct agent_profile *p)
 
 	if (windows__busy(&p->win))
 		return -EAGAIN;
-	for (size_t i = 0; i < p->n; i++)
-		p->mask[i] = !p->fs[i].sampled;
-	ret = profile_for_rows(p, p->mask, publish_row);
-	for (size_t i = 0; !ret && i < p->n; i++)
-		p->mask[i] = p->fs[i].sampled;
-	if (!ret)
-		ret = profile_for_rows(p, p->mask, project_row);
+	/* Every exact function: no read of the calls since the refresh says which were called. */
+	ret = publish_series(p, true);
 	/* A function called for the first time since the refresh: its series exposed now. */
 	metrics_registry__settle(p->reg);
 	return ret;
