@@ -416,17 +416,26 @@ static __always_inline __u64 task_switches(struct task_struct *t)
  * probes may see a tick's worth of it early or late. The run queue is
  * reached through the running task (the per-CPU variable needs kallsyms of
  * data); a kernel without group scheduling leaves the slice uncorrected.
+ * Every probe runs this, so the fields are plain loads through the task's
+ * BTF pointer, which the JIT makes loads that cannot fault (kernel 5.5,
+ * commit 3dec541b2e63 "bpf: Add support for BTF pointers to x86 JIT"),
+ * not bpf_probe_read_kernel() calls: four helper calls per program run
+ * made the probe programs up to half as costly again (docs/probe-cost.md).
  */
 static __always_inline __u64 cpu_stolen_ns(struct task_struct *task)
 {
+	struct cfs_rq *cfs_rq;
 	struct rq *rq;
 
 	if (!bpf_core_field_exists(task->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
 		return 0;
-	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+	cfs_rq = task->se.cfs_rq;
+	if (!cfs_rq)
+		return 0;
+	rq = cfs_rq->rq;
 	if (!rq)
 		return 0;
-	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+	return rq->clock - rq->clock_task;
 }
 
 /* The run time of the slice since the last switch-in (or activation), timed by the wall clock at t. */
