@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
 #include "elf/elf_symbols.h"
 #include "util/array.h"
 #include "elf/elf_versions.h"
@@ -81,14 +82,14 @@ static bool ehdr_is_host(Elf *elf)
 	       (ehdr.e_type == ET_DYN || ehdr.e_type == ET_EXEC);
 }
 
-static void elf_close(int fd, Elf *elf)
+void elf_close(int fd, Elf *elf)
 {
 	elf_end(elf);
 	if (fd >= 0)
 		close(fd);
 }
 
-static int elf_open(const char *path, int *fdp, Elf **elfp)
+int elf_open(const char *path, int *fdp, Elf **elfp)
 {
 	struct stat st;
 	Elf *elf = NULL;
