@@ -382,6 +382,7 @@ static const struct cli_option options[] = {
 	{ CLI_PROBING, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
 	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
 	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
+	{ CLI_TARGET, "boundary", 0, NULL, "time the calls that enter the libraries from outside: only the functions the target's other modules import, not those a library only calls itself (docs/live-mode.md#boundary-mode)", NULL, FLAG(boundary) },
 	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
 	{ CLI_PROFILE, "interval", 'i', "SECONDS", "also print the table every SECONDS; with --json one JSON object per interval, its deltas and the totals (JSON Lines)", on_interval, 0 },
 	{ CLI_TARGET, "kill-after", 0, "SECONDS", "when the profile ends before the command: SIGTERM it, SIGKILL after SECONDS (default 5)", on_kill_after, 0 },
@@ -516,6 +517,8 @@ static int check_profile(enum cli_cmd cmd, struct profile_opts *opts, char *err,
 		return fail(err, err_sz, "--cgroup and --container exclude -p and a command: profile one kind of target");
 	if (opts->cgroups.cnt + opts->containers.cnt > DLPROF_MAX_CGROUPS)
 		return fail(err, err_sz, "at most %d cgroups and containers at once", DLPROF_MAX_CGROUPS);
+	if (opts->boundary && !opts->nr_pids && !opts->command)
+		return fail(err, err_sz, "--boundary needs a command or -p: it probes the functions their modules import");
 	if ((opts->kill_after_s || opts->leave_running) && !opts->command)
 		return fail(err, err_sz, "--%s applies to a launched command (-- COMMAND)",
 			    opts->leave_running ? "leave-running" : "kill-after");
@@ -642,6 +645,7 @@ void cli_selection(const struct profile_opts *opts, struct probe_selection *sel)
 		.excludes = opts->excludes,
 		.placement_entry = opts->placement_entry,
 		.no_demangle = opts->no_demangle,
+		.boundary = opts->boundary,
 		.max_functions = opts->max_functions,
 	};
 }

@@ -72,6 +72,7 @@ struct profile_opts {
 	bool wide;			/* --wide: the table prints names whole */
 	int by;				/* --by: enum attr_by (model/attribution.h); 0: function */
 	bool raw_latency;		/* --raw-latency: times as measured, the probes' own cost included */
+	bool boundary;			/* --boundary: only the functions the target's other modules import */
 	/* record only */
 	bool record;			/* parsing for "dlprof-bpf record" */
 	__u64 ringbuf_bytes;		/* --ringbuf-size; 0: the default */

@@ -708,11 +708,25 @@ static void note_unwinding(const struct probe_table *t, const struct probe_lib *
 		       risks, verbosity ? "" : " (-v lists them)");
 }
 
+/* --boundary: what it left out, said as a note, not a warning: the user asked for it. */
+static void note_not_imported(const struct probe_table *t, const struct probe_lib *lib)
+{
+	for (size_t k = 0; k < lib->nr_not_imported && verbosity; k++)
+		errmsg("note: %s in %s left out: no other module of the target imports it",
+		       lib->not_imported[k], lib->file->display);
+	if (lib->nr_not_imported && !verbosity)
+		errmsg("note: --boundary: %zu of %zu functions of %s probed, those the target's modules import "
+		       "(%zu read); %zu left out, imported by none (-v lists them)",
+		       lib->nr_funcs, lib->nr_funcs + lib->nr_not_imported, lib->file->display,
+		       t->boundary_modules, lib->nr_not_imported);
+}
+
 static void note_table(const struct probe_table *t)
 {
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		const struct probe_lib *lib = &t->libs[i];
 
+		note_not_imported(t, lib);
 		if (lib->ifunc_unresolved)
 			warnmsg("%zu IFUNC function%s of %s left out: no implementation inside the library",
 			       lib->ifunc_unresolved, lib->ifunc_unresolved == 1 ? "" : "s", lib->file->display);

@@ -15,6 +15,7 @@
 #include "util/file_io.h"
 #include "elf/probe_placement.h"
 #include "probe/probe_table.h"
+#include "elf/import_set.h"
 #include "util/array.h"
 #include "elf/code_image.h"
 #include "elf/return_capture.h"
@@ -213,8 +214,20 @@ static int judge_unwinding(struct probe_func *funcs, size_t n, const uint64_t *e
 }
 
 /* unwound_unfixed: unwinding may cross the library, and nothing repairs it. */
+/* Whether another module imports f by one of its names. */
+static bool func_imported(const struct import_set *imports, const struct elf_func *f)
+{
+	if (import_set__has(imports, f->name))
+		return true;
+	for (size_t a = 0; f->aliases && f->aliases[a]; a++)
+		if (import_set__has(imports, f->aliases[a]))
+			return true;
+	return false;
+}
+
 static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf_func_list *elf,
-			 const struct lib_image *img, const struct probe_selection *opts, bool unwound_unfixed)
+			 const struct lib_image *img, const struct probe_selection *opts,
+			 const struct import_set *imports, bool unwound_unfixed)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	uint64_t *starts = NULL, *entries = NULL;
@@ -243,6 +256,10 @@ static int add_lib_funcs(struct probe_table *t, size_t lib_idx, const struct elf
 
 		if (!probe_table_selects(opts, f->name, f->aliases))
 			continue;
+		if (imports && !func_imported(imports, f)) {
+			err = add_name(&lib->not_imported, &lib->nr_not_imported, f->name);
+			continue;
+		}
 		if (place_func(opts, f, img, starts, elf->cnt, &offset, &stepped)) {
 			err = add_name(&lib->unprobeable, &lib->nr_unprobeable, f->name);
 			continue;
@@ -330,7 +347,7 @@ static int names_missing(const struct elf_func_list *elf, char **names, size_t c
 }
 
 static int load_lib(struct probe_table *t, size_t lib_idx, const struct probe_selection *opts,
-		    unsigned int flags, char *err, size_t err_sz)
+		    const struct import_set *imports, unsigned int flags, char *err, size_t err_sz)
 {
 	struct probe_lib *lib = &t->libs[lib_idx];
 	struct elf_func_list elf = {};
@@ -370,7 +387,7 @@ static int load_lib(struct probe_table *t, size_t lib_idx, const struct probe_se
 		snprintf(err, err_sz, "cannot read %s: %s", lib->file->display, strerror(-ret));
 		goto cleanup;
 	}
-	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts,
+	ret = add_lib_funcs(t, lib_idx, &elf, &img, opts, imports,
 			    elf.can_throw && (flags & PROBE_TABLE_NO_UNWIND_FIX));
 cleanup:
 	names_free(ifuncs, nr_ifuncs);
@@ -391,11 +408,37 @@ static void describe_globs(const struct probe_selection *opts, char *buf, size_t
 					opts->excludes.items[i]);
 }
 
+/* The names the target's modules import: pid's, else the program's and the libraries it needs. */
+static int boundary_imports(const struct probe_selection *opts, pid_t pid, struct import_set *imports,
+			    char *err, size_t err_sz)
+{
+	int ret;
+
+	if (pid > 0)
+		ret = import_set__of_process(imports, pid);
+	else if (opts->program)
+		ret = import_set__of_program(imports, opts->program);
+	else
+		ret = -EINVAL;
+	if (ret == -EINVAL)
+		snprintf(err, err_sz, "a boundary profile needs a process or a program: it probes what their "
+			 "modules import");
+	else if (ret == -ESRCH)
+		snprintf(err, err_sz, "process %d not found", (int)pid);
+	else if (ret)
+		snprintf(err, err_sz, "cannot read what %s%.0d imports: %s", pid > 0 ? "process " : opts->program,
+			 pid > 0 ? (int)pid : 0, strerror(-ret));
+	return ret;
+}
+
+static int build_libs(struct probe_table *t, const struct probe_selection *opts, const struct import_set *imports,
+		      unsigned int flags, char *err, size_t err_sz);
+
 int probe_table__build(struct probe_table *t, const struct probe_selection *opts, pid_t pid,
 		       unsigned int flags, char *err, size_t err_sz)
 {
-	char where[1024], globs[512];
-	size_t max;
+	struct import_set imports = {};
+	char where[1024];
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -421,6 +464,24 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 			return ret;
 		}
 	}
+	if (opts->boundary) {
+		ret = boundary_imports(opts, pid, &imports, err, err_sz);
+		if (ret)
+			return ret;
+		t->boundary_modules = imports.nr_modules;
+	}
+	ret = build_libs(t, opts, opts->boundary ? &imports : NULL, flags, err, err_sz);
+	import_set__free(&imports);
+	return ret;
+}
+
+static int build_libs(struct probe_table *t, const struct probe_selection *opts, const struct import_set *imports,
+		      unsigned int flags, char *err, size_t err_sz)
+{
+	char globs[512];
+	size_t max;
+	int ret;
+
 	t->libs = calloc(t->files.cnt, sizeof(*t->libs));
 	if (!t->libs)
 		return -ENOMEM;
@@ -428,7 +489,7 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 	max = opts->max_functions ?: PROBE_TABLE_MAX_FUNCTIONS;
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		t->libs[i].file = &t->files.libs[i];
-		ret = load_lib(t, i, opts, flags, err, err_sz);
+		ret = load_lib(t, i, opts, imports, flags, err, err_sz);
 		if (ret)
 			return ret;
 		/* Past the bound there is no need to read the other libraries. */
@@ -443,18 +504,25 @@ int probe_table__build(struct probe_table *t, const struct probe_selection *opts
 		}
 	}
 	if (!t->nr_funcs) {
-		size_t unresolved = 0, unprobeable = 0;
+		size_t unresolved = 0, unprobeable = 0, not_imported = 0;
 		const char *first = NULL;
 
 		for (size_t i = 0; i < t->nr_libs; i++) {
 			unresolved += t->libs[i].ifunc_unresolved;
 			unprobeable += t->libs[i].nr_unprobeable;
+			not_imported += t->libs[i].nr_not_imported;
 			if (!first && t->libs[i].nr_unprobeable)
 				first = t->libs[i].unprobeable[0];
 		}
 		describe_globs(opts, globs, sizeof(globs));
 		/* Functions that matched and were dropped are named as such, never "no function matched". */
-		if (unprobeable)
+		if (not_imported && !unprobeable && !unresolved)
+			snprintf(err, err_sz, "no function to probe%s%s in %s%s: the %zu matching function%s %s "
+				 "imported by no module of the target (%zu read)", globs[0] ? " for " : "", globs,
+				 t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
+				 not_imported, not_imported == 1 ? "" : "s", not_imported == 1 ? "is" : "are",
+				 t->boundary_modules);
+		else if (unprobeable)
 			snprintf(err, err_sz, "no function to probe%s%s in %s%s: %zu matching function%s (%s%s) "
 				 "left out: no instruction near %s entry can take a uprobe", globs[0] ? " for " : "",
 				 globs, t->files.libs[0].display, t->nr_libs > 1 ? " and the other libraries" : "",
@@ -494,6 +562,7 @@ void probe_table__free(struct probe_table *t)
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		names_free(t->libs[i].unprobeable, t->libs[i].nr_unprobeable);
 		names_free(t->libs[i].entry_only, t->libs[i].nr_entry_only);
+		names_free(t->libs[i].not_imported, t->libs[i].nr_not_imported);
 		names_free(t->libs[i].ifunc_unresolved_names, t->libs[i].ifunc_unresolved);
 	}
 	free(t->funcs);

@@ -24,6 +24,12 @@ struct probe_selection {
 	struct str_list excludes;
 	bool placement_entry;		/* probes stay on the entry unless it cannot take one */
 	bool no_demangle;		/* --no-demangle: globs see and rows carry the symbols only */
+	/*
+	 * Only the functions some other module of the target imports: the
+	 * calls that enter a library from outside, not those it makes to
+	 * itself (docs/live-mode.md). The target is the pid, else program.
+	 */
+	bool boundary;
 	size_t max_functions;		/* more selected is refused (-E2BIG); 0: PROBE_TABLE_MAX_FUNCTIONS */
 	/*
 	 * A command about to be launched: its DT_RPATH/DT_RUNPATH count for
@@ -50,6 +56,8 @@ struct probe_lib {
 	size_t moved;			/* entry probes placed past the entry (docs/probe-placement.md) */
 	char **unprobeable;		/* functions left out: no instruction near the entry takes a uprobe */
 	size_t nr_unprobeable;
+	char **not_imported;		/* boundary: functions the globs select that no other module imports */
+	size_t nr_not_imported;
 	char **entry_only;		/* functions that keep their return address: counted, not timed */
 	size_t nr_entry_only;
 	size_t nr_unwind_entry_only;	/* counted at entry only: unwinding may cross them, and nothing repairs it */
@@ -79,6 +87,7 @@ struct probe_func {
 
 struct probe_table {
 	struct lib_list files;
+	size_t boundary_modules;	/* boundary: the target's modules whose imports were read */
 	struct probe_lib *libs;
 	size_t nr_libs;
 	struct probe_func *funcs;
