@@ -248,8 +248,17 @@ static void stack_arith(const cs_insn *insn, const struct level *before, struct 
 			set_known(st, f0, v);
 		break;
 	case X86_INS_LEAVE:
+		/* it loads %rbp from the stack, whether capstone lists the write or not */
+		st->known &= (uint16_t)~BIT(FAM_RBP);
 		if (get_known(before, FAM_RBP, &v))
 			set_known(st, FAM_RSP, v + 8);
+		break;
+	case X86_INS_ENTER:	/* capstone 4 does not list its %rsp and %rbp writes */
+	case X86_INS_PUSHF:	/* 16-bit forms, and the 32-bit ones that do not exist here */
+	case X86_INS_POPF:
+	case X86_INS_PUSHFD:
+	case X86_INS_POPFD:
+		st->known &= (uint16_t)~(BIT(FAM_RSP) | BIT(FAM_RBP));
 		break;
 	default:
 		break;

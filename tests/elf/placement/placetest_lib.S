@@ -311,6 +311,18 @@ FUNC(pt_jmp_unknown)
 	ret
 END(pt_jmp_unknown)
 
+/* a jump after enter, whose %rsp write capstone 4 does not list -> +0 */
+FUNC(pt_jmp_enter)
+	test	%rdi, %rdi
+	je	34f
+	enter	$16, $0
+	lea	33f(%rip), %rax
+	jmp	*%rax
+33:	leave
+34:	mov	%edi, %eax
+	ret
+END(pt_jmp_enter)
+
 /* two paths reach the jump with different stack levels -> +0 */
 FUNC(pt_jmp_disagree)
 	test	%rdi, %rdi

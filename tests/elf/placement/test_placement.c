@@ -52,6 +52,7 @@ static const struct expect crafted[] = {
 	{ "pt_jmp_unreached",	PLACE_ENTRY,		0,  false },
 	{ "pt_jmp_below",	PLACE_ENTRY,		0,  false },
 	{ "pt_jmp_unknown",	PLACE_ENTRY,		0,  false },
+	{ "pt_jmp_enter",	PLACE_ENTRY,		0,  false },
 	{ "pt_jmp_disagree",	PLACE_ENTRY,		0,  false },
 	{ "pt_jmp_table",	PLACE_ENTRY,		0,  false },
 	{ "pt_jmp_spilled",	PLACE_ENTRY,		0,  false },
