@@ -19,4 +19,10 @@ void disasm_close(struct disasm *d);
 bool disasm_in_group(const cs_insn *insn, uint8_t group);
 bool disasm_reg_is_sp(uint16_t reg);
 
+/*
+ * 0-15 for the general-purpose registers of any width, in encoding order
+ * (rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8...), -1 for the others.
+ */
+int disasm_reg_family(unsigned int reg);
+
 #endif /* DLPROF_DISASM_H */

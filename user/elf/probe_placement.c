@@ -18,6 +18,7 @@
 
 #include "elf/disasm.h"
 #include "elf/probe_placement.h"
+#include "elf/tail_calls.h"
 #include "util/sorted.h"
 
 const char *uprobe_insn_class_name(enum uprobe_insn_class c)
@@ -379,7 +380,8 @@ static bool insn_skippable(const struct disasm *d, struct stack_regs *sr)
 
 struct flow {
 	uint64_t targets;	/* bit i: some branch of the function lands at entry + i */
-	bool unknown;		/* an undecodable byte or a computed jump: targets may be missing */
+	bool unknown;		/* an undecodable byte: targets may be missing */
+	bool indirect;		/* a jmp through a register or memory: tail_calls_only() tells where it goes */
 };
 
 static void note_branch(const struct disasm *d, struct flow *fl)
@@ -406,11 +408,12 @@ static void note_branch(const struct disasm *d, struct flow *fl)
 	/*
 	 * jmp *sym(%rip) is a tail call through a pointer (GOT, PLT-like): it
 	 * leaves the function. A jump through a register or a table may be a
-	 * switch landing anywhere, the first bytes included.
+	 * switch landing anywhere, the first bytes included, unless the walk
+	 * of tail_calls.h shows it leaves.
 	 */
 	if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP && op->mem.index == X86_REG_INVALID)
 		return;
-	fl->unknown = true;
+	fl->indirect = true;
 }
 
 /* Every direct branch target in the function's first TARGET_BITS bytes. */
@@ -422,6 +425,7 @@ static void scan_flow(struct disasm *d, const uint8_t *code, size_t size, struct
 
 	fl->targets = 0;
 	fl->unknown = false;
+	fl->indirect = false;
 	while (left) {
 		if (!cs_disasm_iter(d->handle, &p, &left, &addr, d->insn)) {
 			fl->unknown = true;
@@ -507,6 +511,34 @@ static void pick(const struct window *w, uint64_t targets, const struct placemen
 	}
 }
 
+/*
+ * pick() again, now that the function's branches are known. A jump through
+ * a register or memory may land anywhere unless it is a tail call
+ * (tail_calls.h), which leaves the function: the walk that tells is paid
+ * only for a function with such a jump and a place to move to.
+ */
+static int pick_in_flow(struct disasm *d, const struct placement_func *fn, size_t limit,
+			const struct window *w, const uint64_t *starts, size_t nr,
+			unsigned int *emulated, unsigned int *probeable)
+{
+	struct flow fl;
+	bool leave;
+	int err;
+
+	scan_flow(d, fn->code, limit, &fl);
+	*emulated = *probeable = 0;
+	if (fl.unknown)
+		return 0;
+	pick(w, fl.targets, fn, starts, nr, emulated, probeable);
+	if (!fl.indirect || (!*emulated && !*probeable))
+		return 0;
+	/* The farther of the two places skips the most: its head covers both. */
+	err = tail_calls_only(d, fn->code, limit, w->insns[*emulated ? *emulated : *probeable].off, &leave);
+	if (err || !leave)
+		*emulated = *probeable = 0;
+	return err;
+}
+
 static void place_at(const struct placement_func *fn, const struct window *w, unsigned int i,
 		     struct placement *out)
 {
@@ -521,7 +553,6 @@ int probe_place(const struct placement_func *fn, const uint64_t *other_starts, s
 {
 	struct disasm d;
 	struct window w;
-	struct flow fl;
 	unsigned int emul, probe;
 	bool whole, entry_ok;
 	size_t limit;
@@ -558,11 +589,9 @@ int probe_place(const struct placement_func *fn, const uint64_t *other_starts, s
 	if (whole)
 		pick(&w, 0, fn, other_starts, nr_other, &emul, &probe);
 	if (emul || (!entry_ok && probe)) {
-		scan_flow(&d, fn->code, limit, &fl);
-		if (fl.unknown)
-			emul = probe = 0;
-		else
-			pick(&w, fl.targets, fn, other_starts, nr_other, &emul, &probe);
+		err = pick_in_flow(&d, fn, limit, &w, other_starts, nr_other, &emul, &probe);
+		if (err)
+			goto cleanup;
 	}
 
 	if (emul)
@@ -573,7 +602,7 @@ int probe_place(const struct placement_func *fn, const uint64_t *other_starts, s
 		out->kind = PLACE_UNPROBEABLE;
 cleanup:
 	disasm_close(&d);
-	return 0;
+	return err;
 }
 
 int uprobe_insn_classify(const uint8_t *code, size_t len, enum uprobe_insn_class *out,

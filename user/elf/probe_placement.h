@@ -71,10 +71,11 @@ struct placement_func {
  * PLACE_MAX_SKIP_BYTES / PLACE_MAX_SKIP_INSNS, and only when every
  * instruction it skips decodes, leaves %rsp and the return address alone,
  * is no branch, and when no branch of the function and no other symbol
- * lands in the skipped bytes or on the new place. It moves to an emulated
- * instruction when the entry one is not; off an unprobeable entry to any
- * probeable one. Returns 0 (out filled), -EINVAL, -ENOMEM, or
- * -EOPNOTSUPP on a host other than x86-64.
+ * lands in the skipped bytes or on the new place: every jump through a
+ * register or memory must be a tail call that leaves it (tail_calls.h).
+ * It moves to an emulated instruction when the entry one is not; off an
+ * unprobeable entry to any probeable one. Returns 0 (out filled), -EINVAL,
+ * -ENOMEM, or -EOPNOTSUPP on a host other than x86-64.
  */
 int probe_place(const struct placement_func *fn, const uint64_t *other_starts, size_t nr_other,
 		struct placement *out);

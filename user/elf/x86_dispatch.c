@@ -4,40 +4,9 @@
 #include "elf/disasm.h"
 #include "elf/x86_dispatch.h"
 
-/* 0-15 for the general-purpose registers (any width), -1 for the others. */
-static int reg_family(unsigned int reg)
-{
-	static const uint16_t fam[][4] = {
-		{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL }, { X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL },
-		{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL }, { X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL },
-		{ X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL }, { X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL },
-		{ X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL }, { X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL },
-		{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B }, { X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B },
-		{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B },
-		{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B },
-		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B },
-		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B },
-		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B },
-		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B },
-	};
-
-	switch (reg) {
-	case X86_REG_AH: return 0;
-	case X86_REG_CH: return 1;
-	case X86_REG_DH: return 2;
-	case X86_REG_BH: return 3;
-	default: break;
-	}
-	for (int f = 0; f < 16; f++)
-		for (int w = 0; w < 4; w++)
-			if (fam[f][w] == reg)
-				return f;
-	return -1;
-}
-
 static bool op_is_reg(const cs_x86_op *op, int family)
 {
-	return family >= 0 && op->type == X86_OP_REG && reg_family(op->reg) == family;
+	return family >= 0 && op->type == X86_OP_REG && disasm_reg_family(op->reg) == family;
 }
 
 bool x86_rip_target(const cs_x86_op *op, uint64_t addr, unsigned int size, uint64_t *out)
@@ -69,8 +38,8 @@ void insn_run_add(struct insn_run *r, csh handle, const cs_insn *insn)
 		return;
 	}
 	for (uint8_t i = 0; i < nwr; i++)
-		if (reg_family(wr[i]) >= 0)
-			ri->writes |= 1u << reg_family(wr[i]);
+		if (disasm_reg_family(wr[i]) >= 0)
+			ri->writes |= 1u << disasm_reg_family(wr[i]);
 }
 
 /* The latest instruction before end that writes family f; -1 when none. */
@@ -101,11 +70,11 @@ static bool is_sum(const struct insn_run *r, int k, int dst, int *a, int *b)
 		return false;
 	if (ri->id == X86_INS_ADD && ri->ops[1].type == X86_OP_REG) {
 		*a = dst;
-		*b = reg_family(ri->ops[1].reg);
+		*b = disasm_reg_family(ri->ops[1].reg);
 	} else if (ri->id == X86_INS_LEA && ri->ops[1].type == X86_OP_MEM && m->scale == 1 && !m->disp &&
 		   m->segment == X86_REG_INVALID) {
-		*a = reg_family(m->base);
-		*b = reg_family(m->index);
+		*a = disasm_reg_family(m->base);
+		*b = disasm_reg_family(m->index);
 	} else {
 		return false;
 	}
@@ -134,9 +103,9 @@ static bool match_table(const struct insn_run *r, int k_sum, int off, int base, 
 	ld = &r->insn[k_load];
 	m = &ld->ops[1].mem;
 	if (ld->id != X86_INS_MOVSXD || ld->nr_ops != 2 || ld->ops[1].type != X86_OP_MEM ||
-	    reg_family(m->base) != base || m->scale != 4 || m->disp || m->segment != X86_REG_INVALID)
+	    disasm_reg_family(m->base) != base || m->scale != 4 || m->disp || m->segment != X86_REG_INVALID)
 		return false;
-	t->idx = reg_family(m->index);
+	t->idx = disasm_reg_family(m->index);
 	t->k_load = k_load;
 	return t->idx >= 0 && t->idx != base && is_lea(r, k_base, &t->table);
 }
@@ -163,15 +132,15 @@ static uint64_t cmp_bound(const struct insn_run *r, int k_load, int idx)
 		uint32_t holds;
 
 		if (c->id != X86_INS_CMP || c->nr_ops != 2 || c->ops[0].type != X86_OP_REG || c->ops[0].size < 4 ||
-		    c->ops[1].type != X86_OP_IMM || c->ops[1].imm < 0 || reg_family(c->ops[0].reg) < 0 ||
+		    c->ops[1].type != X86_OP_IMM || c->ops[1].imm < 0 || disasm_reg_family(c->ops[0].reg) < 0 ||
 		    (j->id != X86_INS_JA && j->id != X86_INS_JAE))
 			continue;
-		holds = 1u << reg_family(c->ops[0].reg);
+		holds = 1u << disasm_reg_family(c->ops[0].reg);
 		for (int m = k + 2; m < k_load; m++) {
 			const struct run_insn *w = &r->insn[m];
 			bool copy = (w->id == X86_INS_MOV || w->id == X86_INS_MOVZX) && w->nr_ops == 2 &&
-				    w->ops[1].type == X86_OP_REG && reg_family(w->ops[1].reg) >= 0 &&
-				    (holds & (1u << reg_family(w->ops[1].reg)));
+				    w->ops[1].type == X86_OP_REG && disasm_reg_family(w->ops[1].reg) >= 0 &&
+				    (holds & (1u << disasm_reg_family(w->ops[1].reg)));
 
 			holds = copy ? holds | w->writes : holds & ~w->writes;
 		}
@@ -209,11 +178,11 @@ static bool lea_inside(const struct insn_run *r, int k, int fam, const struct fd
 enum jump_kind insn_run_jump(const struct insn_run *r, unsigned int jreg, const struct fde_range *f,
 			     struct jump_table *t)
 {
-	int jmp = (int)r->len - 1, k_sum = last_write(r, jmp, reg_family(jreg)), a, b;
+	int jmp = (int)r->len - 1, k_sum = last_write(r, jmp, disasm_reg_family(jreg)), a, b;
 	struct table_match m;
 	bool table;
 
-	if (jmp < 0 || k_sum < 0 || !is_sum(r, k_sum, reg_family(jreg), &a, &b))
+	if (jmp < 0 || k_sum < 0 || !is_sum(r, k_sum, disasm_reg_family(jreg), &a, &b))
 		return JUMP_UNKNOWN;
 	table = match_table(r, k_sum, a, b, &m) || match_table(r, k_sum, b, a, &m);
 	if (table) {
@@ -233,7 +202,7 @@ bool insn_run_ret_jumps(const struct insn_run *r)
 		const struct run_insn *ri = &r->insn[k];
 		const x86_op_mem *m = &ri->ops[0].mem;
 
-		if (ri->writes & (1u << reg_family(X86_REG_RSP)))
+		if (ri->writes & (1u << disasm_reg_family(X86_REG_RSP)))
 			return ri->id == X86_INS_PUSH;
 		if (ri->nr_ops && ri->ops[0].type == X86_OP_MEM && disasm_reg_is_sp(m->base) &&
 		    m->index == X86_REG_INVALID && !m->disp && (ri->ops[0].access & CS_AC_WRITE))

@@ -264,6 +264,19 @@ static const struct {
 	{ "pt_load_rsp",	ARG_LONG, { 1, 2, 3 } },
 	{ "pt_lea_rsp",		ARG_LONG, { 0, 1, 2 } },
 	{ "pt_indirect_jmp",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_past_head",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_tail_reg",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_tail_pops",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_tail_leave",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_tail_mem",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_tail_loop",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_unreached",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_below",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_unknown",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_enter",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_disagree",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_table",	ARG_LONG, { 0, 1, 2 } },
+	{ "pt_jmp_spilled",	ARG_LONG, { 0, 1, 2 } },
 	{ "pt_tail_rip",	ARG_LONG, { 0, 1, 2 } },
 	{ "pt_far_push",	ARG_LONG, { 1, 2, 3 } },
 	{ "pt_too_far",		ARG_LONG, { 1, 2, 3 } },
@@ -360,6 +373,56 @@ static void test_counts(void **state)
 		if (placed >= 0)
 			close(placed);
 		close(placed_ret);
+	}
+	dlclose(dl);
+	placetest_lib_close(&lib);
+}
+
+/*
+ * Why a jump back into the first bytes keeps the probe at the entry: a
+ * probe where a move would go (the first emulated instruction) fires a
+ * second time on the calls that take the jump, and its return probe would
+ * take whatever is on top of the stack then.
+ */
+static const struct {
+	const char *name;
+	uint32_t would_move_to;
+} head_jumps[] = {
+	{ "pt_indirect_jmp",	4 },
+	{ "pt_jmp_spilled",	3 },
+};
+
+static void test_counts_head_jumps(void **state)
+{
+	const char *path = getenv("PLACETEST_LIB");
+	static const long args[3] = { 0, 1, 2 };
+	struct placetest_lib lib;
+	void *dl;
+	size_t i;
+
+	(void)state;
+	need_uprobes();
+	if (!path || !path[0])
+		fail_msg("PLACETEST_LIB is not set: run this test through meson test");
+	assert_int_equal(placetest_lib_open(path, &lib), 0);
+	dl = dlopen(path, RTLD_NOW);
+	assert_non_null(dl);
+	for (i = 0; i < sizeof(head_jumps) / sizeof(head_jumps[0]); i++) {
+		const struct elf_func *f = placetest_find(&lib, head_jumps[i].name);
+		long_fn fn = (long_fn)(uintptr_t)dlsym(dl, head_jumps[i].name);
+		uint64_t n;
+		int fd;
+
+		assert_non_null(f);
+		assert_non_null(fn);
+		fd = uprobe_open(path, f->file_offset + head_jumps[i].would_move_to);
+		assert_true(fd >= 0);
+		call_rounds(fn, ARG_LONG, args);
+		n = hits(fd);
+		close(fd);
+		printf("#   %-18s a probe at +%u would fire %lu times in %u calls\n", head_jumps[i].name,
+		       head_jumps[i].would_move_to, (unsigned long)n, ROUNDS);
+		assert_true(n > ROUNDS);
 	}
 	dlclose(dl);
 	placetest_lib_close(&lib);
@@ -597,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_encodings),
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_counts_spin_lock),
+		cmocka_unit_test(test_counts_head_jumps),
 		cmocka_unit_test(test_misemulation),
 		cmocka_unit_test(test_system_libs),
 	};

@@ -168,14 +168,25 @@ FUNC(pt_lea_rsp)
 	ret
 END(pt_lea_rsp)
 
-/* a switch through a register may land anywhere -> +0 */
+/* a computed jump back onto the test, inside the bytes a move would skip -> +0 */
 FUNC(pt_indirect_jmp)
 	mov	%edi, %eax
-	je	8f
-	lea	8f(%rip), %rax
-	jmp	*%rax
-8:	ret
+8:	test	%eax, %eax
+	je	9f
+	xor	%eax, %eax
+	lea	8b(%rip), %rcx
+	jmp	*%rcx
+9:	ret
 END(pt_indirect_jmp)
+
+/* a computed jump past the skipped bytes, with the stack as at entry -> +2 */
+FUNC(pt_jmp_past_head)
+	mov	%edi, %eax
+	je	14f
+	lea	14f(%rip), %rcx
+	jmp	*%rcx
+14:	ret
+END(pt_jmp_past_head)
 
 /* a tail call through memory at %rip leaves the function -> +2 */
 FUNC(pt_tail_rip)
@@ -184,6 +195,175 @@ FUNC(pt_tail_rip)
 	jmp	*pt_ptr(%rip)
 9:	ret
 END(pt_tail_rip)
+
+/*
+ * The tail calls below go through pt_ptr to pt_mov_ret, which returns its
+ * argument; with 0 they return 0 by the je.
+ */
+
+/* test; je, then two tail calls through a register after add $8,%rsp -> +3 */
+FUNC(pt_tail_reg)
+	test	%rdi, %rdi
+	je	16f
+	sub	$8, %rsp
+	mov	pt_ptr(%rip), %rax
+	testb	$1, %dil
+	je	15f
+	add	$8, %rsp
+	jmp	*%rax
+15:	mov	pt_ptr(%rip), %rcx
+	add	$8, %rsp
+	jmp	*%rcx
+16:	xor	%eax, %eax
+	ret
+END(pt_tail_reg)
+
+/* a tail call after the epilogue's pops -> +3 */
+FUNC(pt_tail_pops)
+	test	%rdi, %rdi
+	je	17f
+	push	%rbp
+	push	%rbx
+	sub	$24, %rsp
+	mov	pt_ptr(%rip), %rax
+	add	$24, %rsp
+	pop	%rbx
+	pop	%rbp
+	jmp	*%rax
+17:	xor	%eax, %eax
+	ret
+END(pt_tail_pops)
+
+/* a tail call after leave, the stack realigned in between -> +3 */
+FUNC(pt_tail_leave)
+	test	%rdi, %rdi
+	je	18f
+	push	%rbp
+	mov	%rsp, %rbp
+	sub	$40, %rsp
+	and	$-32, %rsp
+	mov	pt_ptr(%rip), %rax
+	leave
+	jmp	*%rax
+18:	xor	%eax, %eax
+	ret
+END(pt_tail_leave)
+
+/* a tail call through memory at the entry level -> +3 */
+FUNC(pt_tail_mem)
+	test	%rdi, %rdi
+	je	19f
+	lea	pt_ptr(%rip), %rax
+	jmp	*(%rax)
+19:	xor	%eax, %eax
+	ret
+END(pt_tail_mem)
+
+/* a loop that pushes and pops, then a tail call -> +3 */
+FUNC(pt_tail_loop)
+	test	%rdi, %rdi
+	je	31f
+	mov	%rdi, %rcx
+30:	push	%rcx
+	pop	%rcx
+	sub	$1, %rcx
+	jne	30b
+	mov	pt_ptr(%rip), %rax
+	jmp	*%rax
+31:	xor	%eax, %eax
+	ret
+END(pt_tail_loop)
+
+/* a jump no direct branch reaches (a switch's case, say): not judged -> +0 */
+FUNC(pt_jmp_unreached)
+	test	%rdi, %rdi
+	je	32f
+	jmp	*pt_ptr(%rip)
+	jmp	*%rax
+32:	xor	%eax, %eax
+	ret
+END(pt_jmp_unreached)
+
+/* a jump with the stack below its entry level: no tail call -> +0 */
+FUNC(pt_jmp_below)
+	test	%rdi, %rdi
+	je	21f
+	push	%rbx
+	lea	20f(%rip), %rax
+	jmp	*%rax
+20:	pop	%rbx
+21:	mov	%edi, %eax
+	ret
+END(pt_jmp_below)
+
+/* a jump after %rsp was realigned: its level is unknown -> +0 */
+FUNC(pt_jmp_unknown)
+	test	%rdi, %rdi
+	je	23f
+	push	%rbp
+	mov	%rsp, %rbp
+	and	$-32, %rsp
+	lea	22f(%rip), %rax
+	jmp	*%rax
+22:	mov	%rbp, %rsp
+	pop	%rbp
+23:	mov	%edi, %eax
+	ret
+END(pt_jmp_unknown)
+
+/* a jump after enter, whose %rsp write capstone 4 does not list -> +0 */
+FUNC(pt_jmp_enter)
+	test	%rdi, %rdi
+	je	34f
+	enter	$16, $0
+	lea	33f(%rip), %rax
+	jmp	*%rax
+33:	leave
+34:	mov	%edi, %eax
+	ret
+END(pt_jmp_enter)
+
+/* two paths reach the jump with different stack levels -> +0 */
+FUNC(pt_jmp_disagree)
+	test	%rdi, %rdi
+	je	26f
+	push	%rbp
+	mov	%rsp, %rbp
+	testb	$1, %dil
+	je	24f
+	push	%rbx
+24:	lea	25f(%rip), %rax
+	jmp	*%rax
+25:	mov	%rbp, %rsp
+	pop	%rbp
+26:	mov	%edi, %eax
+	ret
+END(pt_jmp_disagree)
+
+/* a jump through a table's entry at the entry level: a switch may land anywhere -> +0 */
+FUNC(pt_jmp_table)
+	test	%rdi, %rdi
+	je	27f
+	lea	pt_ptr(%rip), %rdx
+	xor	%ecx, %ecx
+	mov	(%rdx,%rcx,8), %rax
+	jmp	*%rax
+27:	xor	%eax, %eax
+	ret
+END(pt_jmp_table)
+
+/* a head address kept on the stack, then jumped through at the entry level -> +0 */
+FUNC(pt_jmp_spilled)
+	test	%rdi, %rdi
+28:	je	29f
+	lea	28b(%rip), %rax
+	push	%rax
+	xor	%edi, %edi
+	pop	%rcx
+	jmp	*%rcx
+29:	mov	%edi, %eax
+	ret
+END(pt_jmp_spilled)
 
 /* eight movs, then a push, the ninth instruction -> +16 */
 FUNC(pt_far_push)
