@@ -75,6 +75,11 @@ static void test_note_and_warning(void **state)
 				 "(entry-only); probe fewer functions with --func/--exclude, let --placement auto move "
 				 "probes off single-stepped entries; 'dlprof-bpf list --lib libz.so.1' shows each "
 				 "function's probe class");
+	/* While running, over a span that began after the start. */
+	assert_true(overhead_warning_span(buf, sizeof(buf), &o, 2.0, true, &r));
+	assert_non_null(strstr(buf, "the probes cost the targets ~3.95s of CPU in the last 2.0 s (198% of one CPU), "
+				    "most in zlibVersion"));
+	assert_false(overhead_warning_span(buf, sizeof(buf), &o, 40.0, true, &r));
 	/* Under 10% of one CPU: said in the footer, no warning. */
 	assert_false(overhead_warning(buf, sizeof(buf), &o, 40.0, &r));
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 400.0));
