@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the probes cost the targets, judged while the profile runs, so that
+ * a costly profile is said within its first seconds rather than at its end
+ * (docs/list.md, "What a profile then says"). The functions' entry counts
+ * are taken on a schedule: half a second after the start, one second, two,
+ * then every second. Each judgement charges the calls of a span at their
+ * class's calibrated cost (model/probe_overhead.h): since the start up to
+ * OVERHEAD_WATCH_SPAN_S, then over about the last OVERHEAD_WATCH_SPAN_S, so
+ * that a cost that begins late is caught as soon as one that begins early.
+ * Pure: the caller reads the counts and the clock, and says the verdict.
+ */
+#ifndef DLPROF_OVERHEAD_WATCH_H
+#define DLPROF_OVERHEAD_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/probe_overhead.h"
+
+/*
+ * The longest span judged: long enough that a short burst (a program's
+ * start) is weighed against the seconds around it, short enough that a
+ * cost is said within a few seconds of when it began.
+ */
+#define OVERHEAD_WATCH_SPAN_S 2.0
+
+struct overhead_watch;
+
+/* A judgement past the threshold: what to say. */
+struct overhead_verdict {
+	struct probe_overhead o;	/* the span's calls at their cost; top[] points into the watch */
+	double span_s;
+	bool since_start;		/* the span began at the start */
+};
+
+/*
+ * funcs: the n functions as the counts index them (names and probe
+ * classes; their stats are not read); pair_ns: the calibrated costs;
+ * calls: the counts at start_s. NULL with errno set (ENOMEM).
+ */
+struct overhead_watch *overhead_watch__new(const struct func_profile *funcs, size_t n,
+					   const uint64_t pair_ns[DLPROF_PROBE_CLASSES], double start_s,
+					   const uint64_t *calls);
+/* When the counts are next wanted (seconds on the caller's clock). */
+double overhead_watch__due_s(const struct overhead_watch *w);
+/*
+ * The counts read at now_s: true when the span that ends there cost the
+ * targets more than PROBE_OVERHEAD_WARN_SHARE of one CPU, said in *v
+ * (valid until the next call). The next judgement is scheduled either way.
+ */
+bool overhead_watch__judge(struct overhead_watch *w, double now_s, const uint64_t *calls,
+			   struct overhead_verdict *v);
+/* NULL-safe. */
+void overhead_watch__free(struct overhead_watch *w);
+
+#endif /* DLPROF_OVERHEAD_WATCH_H */
