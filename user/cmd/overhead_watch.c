@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cmd/overhead_watch.h"
+#include "output/overhead_note.h"
+#include "util/messages.h"
 
 /* The first judgements, in seconds after the start; then one every OVERHEAD_WATCH_EVERY_S. */
 static const double first_checks_s[] = { 0.5, 1.0, 2.0 };
@@ -26,6 +28,9 @@ struct overhead_watch {
 	struct calls_at base, mid;
 	bool have_mid;
 	bool moved;			/* base is no longer the start */
+	bool done;			/* said, or no longer able to read */
+	struct overhead_remedy remedy;	/* of_session: what the warning suggests */
+	uint64_t *now_calls;		/* of_session: the counts read at a check */
 };
 
 static double check_offset_s(size_t k)
@@ -62,7 +67,7 @@ struct overhead_watch *overhead_watch__new(const struct func_profile *funcs, siz
 
 double overhead_watch__due_s(const struct overhead_watch *w)
 {
-	return w->start_s + check_offset_s(w->checks);
+	return w && !w->done ? w->start_s + check_offset_s(w->checks) : 0;
 }
 
 /* The span's calls into funcs[].s.calls; a count that went back (never expected) counts none. */
@@ -122,5 +127,60 @@ void overhead_watch__free(struct overhead_watch *w)
 	free(w->funcs);
 	free(w->base.calls);
 	free(w->mid.calls);
+	free(w->now_calls);
 	free(w);
+}
+
+/* The functions as the aggregates' read names them (probe/kernel_stats.c), without their stats. */
+static void funcs_of(const struct probe_table *t, struct func_profile *funcs)
+{
+	for (size_t i = 0; i < t->nr_funcs; i++) {
+		const struct probe_func *f = &t->funcs[i];
+
+		funcs[i] = (struct func_profile){ .lib = t->libs[f->lib].file->display,
+						  .func = f->demangled ?: f->name,
+						  .mangled = f->demangled ? f->name : NULL,
+						  .entry_only = f->entry_only, .stepped = f->stepped };
+	}
+}
+
+struct overhead_watch *overhead_watch__of_session(const struct session *s, double start_s,
+						  struct overhead_remedy r)
+{
+	size_t n = session__nr_funcs(s);
+	uint64_t *calls = calloc(n ? n : 1, sizeof(*calls));
+	struct func_profile *funcs = calloc(n ? n : 1, sizeof(*funcs));
+	struct overhead_watch *w = NULL;
+	struct session_totals tot;
+
+	session__totals(s, &tot);
+	if (calls && funcs && tot.probe_pair_ns[DLPROF_PROBE_EMULATED] && tot.probe_pair_ns[DLPROF_PROBE_STEPPED] &&
+	    !session__read_calls(s, calls)) {
+		funcs_of(session__table(s), funcs);
+		w = overhead_watch__new(funcs, n, tot.probe_pair_ns, start_s, calls);
+	}
+	free(funcs);
+	if (!w) {
+		free(calls);
+		return NULL;
+	}
+	w->remedy = r;
+	w->now_calls = calls;
+	return w;
+}
+
+void overhead_watch__check(struct overhead_watch *w, const struct session *s, double now_s, bool *said)
+{
+	struct overhead_verdict v;
+	char line[1024];
+
+	if (!w || w->done || now_s < overhead_watch__due_s(w))
+		return;
+	w->done = *said || session__read_calls(s, w->now_calls);
+	if (w->done || !overhead_watch__judge(w, now_s, w->now_calls, &v))
+		return;
+	if (overhead_warning_span(line, sizeof(line), &v.o, v.span_s, !v.since_start, &w->remedy)) {
+		warnmsg("%s", line);
+		w->done = *said = true;
+	}
 }

@@ -8,7 +8,9 @@
  * class's calibrated cost (model/probe_overhead.h): since the start up to
  * OVERHEAD_WATCH_SPAN_S, then over about the last OVERHEAD_WATCH_SPAN_S, so
  * that a cost that begins late is caught as soon as one that begins early.
- * Pure: the caller reads the counts and the clock, and says the verdict.
+ * The judge is pure: overhead_watch__new and __judge take the counts and
+ * the clock; overhead_watch__of_session and __check read them from a
+ * running session and say the verdict.
  */
 #ifndef DLPROF_OVERHEAD_WATCH_H
 #define DLPROF_OVERHEAD_WATCH_H
@@ -18,6 +20,7 @@
 #include <stdint.h>
 
 #include "model/probe_overhead.h"
+#include "probe/session.h"
 
 /*
  * The longest span judged: long enough that a short burst (a program's
@@ -43,7 +46,7 @@ struct overhead_verdict {
 struct overhead_watch *overhead_watch__new(const struct func_profile *funcs, size_t n,
 					   const uint64_t pair_ns[DLPROF_PROBE_CLASSES], double start_s,
 					   const uint64_t *calls);
-/* When the counts are next wanted (seconds on the caller's clock). */
+/* When the counts are next wanted (seconds on the caller's clock); 0: never (done, or w NULL). */
 double overhead_watch__due_s(const struct overhead_watch *w);
 /*
  * The counts read at now_s: true when the span that ends there cost the
@@ -52,6 +55,19 @@ double overhead_watch__due_s(const struct overhead_watch *w);
  */
 bool overhead_watch__judge(struct overhead_watch *w, double now_s, const uint64_t *calls,
 			   struct overhead_verdict *v);
+/*
+ * The session's watch from start_s, which suggests r's remedies; NULL
+ * without a calibration to charge the calls at, or when the counts
+ * cannot be read (the summary still says the cost).
+ */
+struct overhead_watch *overhead_watch__of_session(const struct session *s, double start_s,
+						  struct overhead_remedy r);
+/*
+ * When due at now_s, the entry counts alone read (one lookup of one map)
+ * and judged: past the threshold, one warning on stderr and *said set.
+ * Once *said (by this or by another report), the watch is done. NULL-safe.
+ */
+void overhead_watch__check(struct overhead_watch *w, const struct session *s, double now_s, bool *said);
 /* NULL-safe. */
 void overhead_watch__free(struct overhead_watch *w);
 
