@@ -15,6 +15,14 @@ static const char *const kind_names[PROBE_KINDS] = {
 	[PROBE_KIND_ENTRY_ONLY] = "entry_only",
 };
 
+/*
+ * The warning names a function past the costliest only when it costs at
+ * least this share of the whole: a library's _init, called once, would
+ * name nothing worth leaving out, and its single-stepped probe would
+ * suggest --placement for nothing.
+ */
+#define WARNING_NAMES_SHARE 0.01
+
 static bool said(const struct probe_overhead *o, double elapsed_s)
 {
 	return o->known && elapsed_s > 0;
@@ -112,6 +120,9 @@ bool overhead_warning_span(char *buf, size_t sz, const struct probe_overhead *o,
 		const struct func_profile *f = o->top[i].f;
 		char cpu[24];
 
+		/* Costliest first: past the first, one that costs next to nothing is no remedy's target. */
+		if (i && o->top[i].cpu_s < WARNING_NAMES_SHARE * o->cpu_s)
+			break;
 		stepped |= f->stepped;
 		report_format_ns(cpu, sizeof(cpu), (uint64_t)(o->top[i].cpu_s * 1e9));
 		append(buf, sz, &off, "%s%s ~%s (%s)", i ? ", " : ", most in ", f->func, cpu,
