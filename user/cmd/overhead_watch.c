@@ -7,7 +7,11 @@
 #include "output/overhead_note.h"
 #include "util/messages.h"
 
-/* The first judgements, in seconds after the start; then one every OVERHEAD_WATCH_EVERY_S. */
+/*
+ * The first judgements, in seconds after the start: a profile clearly too
+ * costly is said in its first second, one near the threshold as its span
+ * grows; then one every OVERHEAD_WATCH_EVERY_S.
+ */
 static const double first_checks_s[] = { 0.5, 1.0, 2.0 };
 #define NR_FIRST_CHECKS (sizeof(first_checks_s) / sizeof(first_checks_s[0]))
 #define OVERHEAD_WATCH_EVERY_S 1.0

@@ -23,9 +23,9 @@
 #include "probe/session.h"
 
 /*
- * The longest span judged: long enough that a short burst (a program's
- * start) is weighed against the seconds around it, short enough that a
- * cost is said within a few seconds of when it began.
+ * The longest span judged: long enough that a burst shorter than it is
+ * weighed against the quieter rest of it, short enough that a cost is
+ * said within a few seconds of when it began.
  */
 #define OVERHEAD_WATCH_SPAN_S 2.0
 
