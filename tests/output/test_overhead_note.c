@@ -75,6 +75,29 @@ static void test_note_and_warning(void **state)
 				 "(entry-only); probe fewer functions with --func/--exclude, let --placement auto move "
 				 "probes off single-stepped entries; 'dlprof-bpf list --lib libz.so.1' shows each "
 				 "function's probe class");
+	/* While running, over a span that began after the start. */
+	assert_true(overhead_warning_span(buf, sizeof(buf), &o, 2.0, true, &r));
+	assert_non_null(strstr(buf, "the probes cost the targets ~3.95s of CPU in the last 2.0 s (198% of one CPU), "
+				    "most in zlibVersion"));
+	assert_false(overhead_warning_span(buf, sizeof(buf), &o, 40.0, true, &r));
+	/*
+	 * A function past the first that costs under 1% of the whole is not
+	 * named, and its single-stepped probe suggests no --placement.
+	 */
+	funcs_fixture[4].s.calls = 2000000;
+	funcs_fixture[4].stepped = true;
+	funcs_fixture[3].s.calls = 1;
+	funcs_fixture[3].stepped = true;
+	probe_overhead_estimate(&funcs_fixture[3], 2, pairs, &o);
+	assert_true(overhead_warning(buf, sizeof(buf), &o, 10.0, &r));
+	assert_non_null(strstr(buf, "most in few ~20.0s (single-stepped); probe fewer"));
+	funcs_fixture[4].stepped = false;
+	probe_overhead_estimate(&funcs_fixture[3], 2, pairs, &o);
+	assert_true(overhead_warning(buf, sizeof(buf), &o, 10.0, &r));
+	assert_non_null(strstr(buf, "most in few ~2.00s (emulated); probe fewer functions with --func/--exclude; 'dlprof"));
+	funcs_fixture[3] = (struct func_profile){ .lib = "/lib/libz.so.1", .func = "never" };
+	funcs_fixture[4] = (struct func_profile){ .lib = "/lib/libz.so.1", .func = "few", .s = { .calls = 10 } };
+	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
 	/* Under 10% of one CPU: said in the footer, no warning. */
 	assert_false(overhead_warning(buf, sizeof(buf), &o, 40.0, &r));
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 400.0));

@@ -16,6 +16,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/live.h"
+#include "cmd/overhead_watch.h"
 #include "cmd/version.h"
 #include "dlprof.h"
 #include "output/exporter.h"
@@ -69,7 +70,8 @@ struct live {
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
 	int cancel_signo;		/* the signal that cancelled the attach */
 	bool classic;			/* classic links: the detach takes a grace period per probe */
-	bool overhead_warned;		/* -i: the probes' cost passed the threshold at an interval, said once */
+	bool overhead_warned;		/* the probes' cost passed the threshold while running, said once */
+	struct overhead_watch *watch;	/* that cost judged from the first seconds; NULL: not */
 };
 
 static int verbosity;
@@ -156,6 +158,12 @@ static void fill_copies(struct live *l)
 	l->info.nr_copies = n;
 }
 
+/* What a warning of the probes' cost suggests: this profile's own options. */
+static struct overhead_remedy remedy_of(const struct profile_opts *o)
+{
+	return (struct overhead_remedy){ .lib = o->libs.cnt ? o->libs.items[0] : NULL, .placement_entry = o->placement_entry };
+}
+
 static void fill_report(struct live *l, const struct session_totals *t)
 {
 	size_t n = session__nr_funcs(l->session);
@@ -184,8 +192,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
 	l->info.by = (enum attr_by)l->opts.by;
-	l->info.remedy = (struct overhead_remedy){ .lib = l->opts.libs.cnt ? l->opts.libs.items[0] : NULL,
-						   .placement_entry = l->opts.placement_entry };
+	l->info.remedy = remedy_of(&l->opts);
 	l->info.group_overflow = t->group_overflow;
 	l->info.proc_meta_full = t->proc_meta_full;
 	l->info.threads_unnamed = t->thread_names_full;
@@ -292,8 +299,8 @@ static int tick_deltas(struct live *l)
 }
 
 /*
- * -i: the first interval past the threshold says so on stderr, before the
- * end; top says it in its header instead (the screen is its output).
+ * -i: an interval past the threshold says so on stderr, unless the watch
+ * did; top says it in its header instead (the screen is its output).
  */
 static void warn_overhead_once(struct live *l)
 {
@@ -536,11 +543,13 @@ static int run_loop(struct live *l, double start)
 			{ .fd = session__poll_fd(l->session), .events = POLLIN },
 			{ .fd = l->view ? l->view->input_fd : -1, .events = POLLIN },
 		};
-		double now = mono_seconds(), wake = deadline;
+		double now = mono_seconds(), wake = deadline, due = overhead_watch__due_s(l->watch);
 		int timeout = -1, n, err;
 
 		if (next_tick && (!wake || next_tick < wake))
 			wake = next_tick;
+		if (due && (!wake || due < wake))
+			wake = due;
 		if (wake)
 			timeout = wake > now ? (int)((wake - now) * 1e3) + 1 : 0;
 		/* Records are submitted without wakeups: drain them on a timer. */
@@ -569,6 +578,7 @@ static int run_loop(struct live *l, double start)
 				l->exit_status = EXIT_DURATION;
 			return 0;
 		}
+		overhead_watch__check(l->watch, l->session, now, &l->overhead_warned);
 		if (next_tick && now >= next_tick) {
 			print_report(l, false);
 			next_tick += l->opts.interval_s;
@@ -941,6 +951,8 @@ static int live_run(struct live *l, enum cli_cmd cmd, int argc, char **argv)
 	if (err)
 		return err;
 	start = l->start_s = mono_seconds();
+	if (!l->view)	/* top's header says the probes' cost instead */
+		l->watch = overhead_watch__of_session(l->session, start, remedy_of(&l->opts));
 	err = l->view ? run_view(l, start) : run_loop(l, start);
 	if (l->opts.command)
 		end_command(l);
@@ -981,6 +993,7 @@ int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view
 	free(l.prev);
 	free(l.ivl);
 	free(l.copies);
+	overhead_watch__free(l.watch);
 	cli_opts_free(&l.opts);
 	str_list_free(&l.cgroups);
 	if (l.sig_fd >= 0)

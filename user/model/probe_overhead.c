@@ -51,3 +51,8 @@ void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 			rank(o, f, s);
 	}
 }
+
+bool probe_overhead_past_share(const struct probe_overhead *o, double span_s)
+{
+	return o->known && span_s > 0 && o->cpu_s > PROBE_OVERHEAD_WARN_SHARE * span_s;
+}

@@ -58,5 +58,7 @@ uint64_t probe_call_cost_ns(const uint64_t pair_ns[DLPROF_PROBE_CLASSES], bool s
 /* The functions' calls so far at those costs; o->known false when pair_ns holds no calibration. */
 void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 			     const uint64_t pair_ns[DLPROF_PROBE_CLASSES], struct probe_overhead *o);
+/* o's cost over span_s seconds is past PROBE_OVERHEAD_WARN_SHARE of one CPU. */
+bool probe_overhead_past_share(const struct probe_overhead *o, double span_s);
 
 #endif /* DLPROF_PROBE_OVERHEAD_H */

@@ -15,6 +15,14 @@ static const char *const kind_names[PROBE_KINDS] = {
 	[PROBE_KIND_ENTRY_ONLY] = "entry_only",
 };
 
+/*
+ * The warning names a function past the costliest only when it costs at
+ * least this share of the whole: a library's _init, called once, would
+ * name nothing worth leaving out, and its single-stepped probe would
+ * suggest --placement for nothing.
+ */
+#define WARNING_NAMES_SHARE 0.01
+
 static bool said(const struct probe_overhead *o, double elapsed_s)
 {
 	return o->known && elapsed_s > 0;
@@ -46,16 +54,20 @@ static void append(char *buf, size_t sz, size_t *off, const char *fmt, ...)
 		*off = *off + (size_t)n < sz ? *off + (size_t)n : sz - 1;
 }
 
-/* "the probes cost the targets ~2.31s of CPU in 10.0 s profiled (23% of one CPU)" */
-static void headline(char *buf, size_t sz, size_t *off, const struct probe_overhead *o, double elapsed_s)
+/*
+ * "the probes cost the targets ~2.31s of CPU in 10.0 s profiled (23% of one CPU)";
+ * recent: "... in the last 2.0 s (...)", a span that began after the start.
+ */
+static void headline(char *buf, size_t sz, size_t *off, const struct probe_overhead *o, double span_s,
+		     bool recent)
 {
 	char cpu[24];
 
-	double pct = 100.0 * o->cpu_s / elapsed_s;
+	double pct = 100.0 * o->cpu_s / span_s;
 
 	report_format_ns(cpu, sizeof(cpu), (uint64_t)(o->cpu_s * 1e9));
-	append(buf, sz, off, "the probes cost the targets ~%s of CPU in %.1f s profiled (%.*f%% of one CPU)",
-	       cpu, elapsed_s, pct < 10 ? 1 : 0, pct);
+	append(buf, sz, off, "the probes cost the targets ~%s of CPU in %s%.1f s%s (%.*f%% of one CPU)",
+	       cpu, recent ? "the last " : "", span_s, recent ? "" : " profiled", pct < 10 ? 1 : 0, pct);
 }
 
 bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
@@ -72,7 +84,7 @@ bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
 	if (!sz || !said(o, elapsed_s))
 		return false;
 	buf[0] = '\0';
-	headline(buf, sz, &off, o, elapsed_s);
+	headline(buf, sz, &off, o, elapsed_s, false);
 	for (int k = 0; k < PROBE_KINDS; k++) {
 		char calls[24], cost[24] = "";
 
@@ -91,17 +103,26 @@ bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
 bool overhead_warning(char *buf, size_t sz, const struct probe_overhead *o, double elapsed_s,
 		      const struct overhead_remedy *r)
 {
+	return overhead_warning_span(buf, sz, o, elapsed_s, false, r);
+}
+
+bool overhead_warning_span(char *buf, size_t sz, const struct probe_overhead *o, double span_s, bool recent,
+			   const struct overhead_remedy *r)
+{
 	bool stepped = false;
 	size_t off = 0;
 
-	if (!sz || !said(o, elapsed_s) || o->cpu_s <= PROBE_OVERHEAD_WARN_SHARE * elapsed_s)
+	if (!sz || !said(o, span_s) || !probe_overhead_past_share(o, span_s))
 		return false;
 	buf[0] = '\0';
-	headline(buf, sz, &off, o, elapsed_s);
+	headline(buf, sz, &off, o, span_s, recent);
 	for (int i = 0; i < PROBE_OVERHEAD_TOP && o->top[i].f; i++) {
 		const struct func_profile *f = o->top[i].f;
 		char cpu[24];
 
+		/* Costliest first: past the first, one that costs next to nothing is no remedy's target. */
+		if (i && o->top[i].cpu_s < WARNING_NAMES_SHARE * o->cpu_s)
+			break;
 		stepped |= f->stepped;
 		report_format_ns(cpu, sizeof(cpu), (uint64_t)(o->top[i].cpu_s * 1e9));
 		append(buf, sz, &off, "%s%s ~%s (%s)", i ? ", " : ", most in ", f->func, cpu,
