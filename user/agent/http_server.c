@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 #include <microhttpd.h>
 
 #include "agent/http_server.h"
+#include "agent/http_shed.h"
 #include "agent/prom_text.h"
+#include "util/clock.h"
 
 /*
  * How long a scrape waits for the exposition it asked for: a window's
@@ -22,8 +25,41 @@
  */
 #define SCRAPE_FRESH_WAIT_MS 250
 
+/*
+ * Connections at most: libmicrohttpd refuses one past it before any
+ * callback of ours sees it, so slow clients are shed well below it
+ * (HTTP_CONN_KEEP) and a probe or a scrape finds a free slot. No per-IP
+ * limit: the kubelet's probes and a local client share the node's address.
+ */
+#define HTTP_CONN_LIMIT 256
+/* Past this many connections, requests still being read are shed, the oldest first... */
+#define HTTP_CONN_KEEP 64
+/* ...once they are this old: new connections do not churn through each other. */
+#define HTTP_SHED_MIN_AGE_MS 1000
+/*
+ * A request is read and answered within this, or its connection closes:
+ * libmicrohttpd's own timeout is one of idleness, which a client sending
+ * a byte now and then never trips. A probe or a scrape sends its request
+ * at once and is answered in at most SCRAPE_FRESH_WAIT_MS and its transfer.
+ */
+#define HTTP_REQUEST_DEADLINE_MS 5000
+/* How often the deadlines are looked at while no socket wakes the thread. */
+#define HTTP_SWEEP_MS 250
+
+/* One connection's current request; its slot is libmicrohttpd's socket context. */
+struct http_conn {
+	struct MHD_Connection *c;	/* NULL: a free slot */
+	uint64_t since_ms;	/* the accept, or the end of the previous answer */
+	bool answering;		/* the request was read whole */
+	bool shed;		/* shut down: libmicrohttpd closes it at its next turn */
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon;
+	pthread_t thread;	/* runs the daemon, and sheds; owns conns */
+	int wake_fd;		/* an eventfd: the thread stops */
+	struct http_conn conns[HTTP_CONN_LIMIT];
+	unsigned long shed;	/* connections closed by the deadline or the pressure */
 	pthread_mutex_t lock;	/* the fields below: published by the agent, read by MHD's thread */
 	char *text;
 	size_t len;
@@ -138,6 +174,133 @@ static enum MHD_Result readiness(struct MHD_Connection *c, const struct http_ser
 		     (size_t)len < sizeof(body) ? (size_t)len : sizeof(body) - 1);
 }
 
+static uint64_t mono_ms(void)
+{
+	return mono_ns() / 1000000u;
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* A connection opened (its request's clock starts) or closed (its slot is free). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct http_server *h = cls;
+	struct http_conn *conn = *socket_context;
+
+	if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (conn)
+			*conn = (struct http_conn){};
+		return;
+	}
+	/* As many slots as libmicrohttpd takes connections: one is free. */
+	for (size_t i = 0; i < HTTP_CONN_LIMIT; i++) {
+		if (h->conns[i].c)
+			continue;
+		h->conns[i] = (struct http_conn){ .c = c, .since_ms = mono_ms() };
+		*socket_context = &h->conns[i];
+		return;
+	}
+}
+
+/* The request was read whole: the pressure leaves its connection alone while it is answered. */
+static void mark_answering(struct MHD_Connection *c)
+{
+	struct http_conn *conn = conn_of(c);
+
+	if (conn)
+		conn->answering = true;
+}
+
+/* An answer went out (or failed): a kept-alive connection's next request starts its clock anew. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode why)
+{
+	struct http_conn *conn = conn_of(c);
+
+	(void)cls; (void)state; (void)why;
+	if (!conn)
+		return;
+	conn->answering = false;
+	conn->since_ms = mono_ms();
+}
+
+/*
+ * Shut the socket down, not close it: libmicrohttpd owns the descriptor,
+ * sees the end at its next turn and closes the connection itself.
+ */
+static void shed_conn(struct http_server *h, struct http_conn *conn)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (!info || shutdown(info->connect_fd, SHUT_RDWR))
+		return;
+	conn->shed = true;
+	__atomic_add_fetch(&h->shed, 1, __ATOMIC_RELAXED);
+}
+
+/* Close what the policy picks among the connections not yet shed (http_shed.h). */
+static void shed_slow(struct http_server *h)
+{
+	static const struct http_shed_limits lim = {
+		.deadline_ms = HTTP_REQUEST_DEADLINE_MS,
+		.keep = HTTP_CONN_KEEP,
+		.min_age_ms = HTTP_SHED_MIN_AGE_MS,
+	};
+	struct http_conn_age ages[HTTP_CONN_LIMIT];
+	struct http_conn *live[HTTP_CONN_LIMIT];
+	bool shed[HTTP_CONN_LIMIT];
+	uint64_t now = mono_ms();
+	size_t n = 0;
+
+	for (size_t i = 0; i < HTTP_CONN_LIMIT; i++) {
+		struct http_conn *conn = &h->conns[i];
+
+		if (!conn->c || conn->shed)
+			continue;
+		live[n] = conn;
+		ages[n++] = (struct http_conn_age){ .age_ms = now - conn->since_ms, .answering = conn->answering };
+	}
+	if (!http_shed__pick(&lim, ages, n, shed))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (shed[i])
+			shed_conn(h, live[i]);
+}
+
+/*
+ * The server's thread: libmicrohttpd's turns, driven from here rather than
+ * from a thread of its own so that the deadlines are looked at after each
+ * turn, and at least every HTTP_SWEEP_MS, on the thread that owns the
+ * connections. Epoll: the agent may hold more descriptors than select takes.
+ */
+static void *serve(void *arg)
+{
+	struct http_server *h = arg;
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+	struct pollfd fds[2] = {
+		{ .fd = info ? info->epoll_fd : -1, .events = POLLIN },
+		{ .fd = h->wake_fd, .events = POLLIN },
+	};
+
+	while (!(fds[1].revents & POLLIN)) {
+		MHD_UNSIGNED_LONG_LONG next_ms;
+		int wait_ms = HTTP_SWEEP_MS;
+
+		if (MHD_get_timeout(h->daemon, &next_ms) == MHD_YES && next_ms < (MHD_UNSIGNED_LONG_LONG)wait_ms)
+			wait_ms = (int)next_ms;
+		if (poll(fds, 2, wait_ms) < 0)
+			fds[1].revents = 0;	/* EINTR, or no memory for now: a turn, and again */
+		MHD_run(h->daemon);
+		shed_slow(h);
+	}
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -145,6 +308,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ret;
 
 	(void)version; (void)upload; (void)upload_size; (void)state;
+	mark_answering(c);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		__atomic_add_fetch(&h->bad, 1, __ATOMIC_RELAXED);
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET\n", 9);
@@ -188,6 +352,31 @@ static int init_sync(struct http_server *h)
 	return 0;
 }
 
+static void close_events(struct http_server *h)
+{
+	if (h->scrape_fd >= 0)
+		close(h->scrape_fd);
+	if (h->wake_fd >= 0)
+		close(h->wake_fd);
+}
+
+/*
+ * Driven by serve() (MHD_USE_EPOLL, no thread of its own). No
+ * MHD_USE_ERROR_LOG: libmicrohttpd's own lines are not logfmt and name
+ * the wrong port on a failed bind; the caller says the failure.
+ */
+static struct MHD_Daemon *start_daemon(struct http_server *h, const struct sockaddr_storage *ss)
+{
+	return MHD_start_daemon(MHD_USE_EPOLL | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				0, NULL, NULL, on_request, h,
+				MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONN_LIMIT,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(HTTP_REQUEST_DEADLINE_MS / 1000),
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_END);
+}
+
 struct http_server *http_server__start(const char *listen, char *err, size_t err_sz)
 {
 	struct sockaddr_storage ss = {};
@@ -202,37 +391,34 @@ struct http_server *http_server__start(const char *listen, char *err, size_t err
 		return NULL;
 	}
 	h->scrape_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (h->scrape_fd < 0 || init_sync(h)) {
-		snprintf(err, err_sz, "cannot make the scrape's event: %s", strerror(errno));
-		if (h->scrape_fd >= 0)
-			close(h->scrape_fd);
+	h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (h->scrape_fd < 0 || h->wake_fd < 0 || init_sync(h)) {
+		snprintf(err, err_sz, "cannot make the endpoint's events: %s", strerror(errno));
+		close_events(h);
 		free(h);
 		return NULL;
 	}
-	/* One thread polls every connection: scrapes are rare and small. */
-	/*
-	 * No MHD_USE_ERROR_LOG: libmicrohttpd's own lines are not logfmt and
-	 * name the wrong port on a failed bind; the failure is said below.
-	 */
-	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				     0, NULL, NULL, on_request, h,
-				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				     MHD_OPTION_CONNECTION_LIMIT, 16u,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-				     MHD_OPTION_END);
+	h->daemon = start_daemon(h, &ss);
 	if (!h->daemon) {
 		snprintf(err, err_sz, "cannot listen on %s (in use, or not an address of this machine); choose another with --listen",
 			 listen);
-		pthread_mutex_destroy(&h->lock);
-		pthread_cond_destroy(&h->published_cond);
-		close(h->scrape_fd);
-		free(h);
-		return NULL;
+		goto fail;
+	}
+	if (pthread_create(&h->thread, NULL, serve, h)) {
+		snprintf(err, err_sz, "cannot start the endpoint's thread: out of memory or threads");
+		goto fail;
 	}
 	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : 0;
 	return h;
+fail:
+	if (h->daemon)
+		MHD_stop_daemon(h->daemon);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->published_cond);
+	close_events(h);
+	free(h);
+	return NULL;
 }
 
 unsigned int http_server__port(const struct http_server *h)
@@ -274,12 +460,17 @@ void http_server__counts(struct http_server *h, unsigned long *scrapes, unsigned
 
 void http_server__free(struct http_server *h)
 {
+	uint64_t one = 1;
+
 	if (!h)
 		return;
+	/* The thread ends before the daemon does: it drives the daemon's turns. */
+	if (write(h->wake_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(h->thread, NULL);
 	MHD_stop_daemon(h->daemon);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->published_cond);
-	close(h->scrape_fd);
+	close_events(h);
 	free(h->text);
 	free(h);
 }

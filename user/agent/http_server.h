@@ -7,7 +7,9 @@
  * from the first publish on: the agent's loop serves, whether or not its
  * probes count yet. GET /readyz (readiness) says 200 while the agent
  * calls itself ready and 503 with its reason otherwise. Both say 503
- * before the first publish.
+ * before the first publish. Requests that take too long to arrive are
+ * closed, the slowest first (http_shed.h), so that slow clients cannot
+ * hold every connection.
  */
 #ifndef DLPROF_AGENT_HTTP_SERVER_H
 #define DLPROF_AGENT_HTTP_SERVER_H
