@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The recorder's API: directory rules, demux by CPU, metadata refresh,
+ * The recorder's API: directory rules (no link followed, no directory of
+ * another's or that others can write to), demux by CPU, metadata refresh,
  * and write errors (a file size limit stands in for a full disk) that are
  * returned, counted, and leave a readable trace.
  */
@@ -66,6 +67,45 @@ static void test_directory_rules(void **state)
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	assert_null(trace_writer__new(path, &o));
 	assert_int_equal(errno, EINVAL);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* Nothing is written through a link, nor into a directory others can write to or that is another's. */
+static void test_directory_not_foreign(void **state)
+{
+	static const mode_t open_modes[] = { 0777, 01777, 0775 };
+	struct trace_writer_opts o = { .nr_cpus = 2 };
+	char *dir = make_tmpdir(), target[512], link[512];
+	struct trace_writer *w;
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(mkdir(target, 0755), 0);
+	assert_int_equal(symlink(target, link), 0);
+	assert_null(trace_writer__new(link, &o));
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(rmdir(target), 0);	/* still empty */
+	assert_null(trace_writer__new(link, &o));	/* dangling: mkdir does not follow it, neither do we */
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(mkdir(target, 0755), 0);
+	for (size_t i = 0; i < sizeof(open_modes) / sizeof(open_modes[0]); i++) {
+		assert_int_equal(chmod(target, open_modes[i]), 0);
+		assert_null(trace_writer__new(target, &o));
+		assert_int_equal(errno, EPERM);
+	}
+	assert_int_equal(chmod(target, 0755), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(target, 65534 /* nobody */, 65534), 0);
+		assert_null(trace_writer__new(target, &o));
+		assert_int_equal(errno, EPERM);
+		assert_int_equal(chown(target, 0, 0), 0);
+	}
+	assert_int_equal(rmdir(target), 0);	/* nothing was written in it */
+	w = trace_writer__new(target, &o);	/* a new directory of one's own */
+	assert_non_null(w);
+	trace_writer__free(w);
 	remove_tree(dir);
 	free(dir);
 }
@@ -280,6 +320,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_directory_rules),
+		cmocka_unit_test(test_directory_not_foreign),
 		cmocka_unit_test(test_demux_and_meta),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_foreign_shard),

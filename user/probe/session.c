@@ -436,6 +436,12 @@ int session__load(struct session *s, const struct session_record_opts *ropts, ch
 		ret = -errno;
 		if (ret == -EEXIST)
 			return session_fail(err, err_sz, ret, "trace directory %s is not empty", ropts->dir);
+		if (ret == -ELOOP)
+			return session_fail(err, err_sz, ret, "trace directory %s is a symbolic link: refusing to "
+					    "write through it; give a new directory or the link's target", ropts->dir);
+		if (ret == -EPERM)
+			return session_fail(err, err_sz, ret, "trace directory %s belongs to another user or others "
+					    "can write to it: refusing to write there; give a new directory", ropts->dir);
 		return session_fail(err, err_sz, ret, "cannot create the trace in %s: %s", ropts->dir, strerror(-ret));
 	}
 	return 0;

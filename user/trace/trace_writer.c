@@ -74,17 +74,53 @@ static int prepare_dir(int dirfd, bool overwrite)
 	return err;
 }
 
+/*
+ * The directory at dir itself, never a link's target: an O_PATH handle
+ * pins what lstat would see, and the directory is opened from it, so a
+ * link swapped in after the check is not followed either.
+ */
+static int open_own_dir(const char *dir, struct stat *st)
+{
+	int path_fd, fd;
+
+	path_fd = open(dir, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path_fd < 0)
+		return -errno;
+	if (fstat(path_fd, st))
+		fd = -errno;
+	else if (S_ISLNK(st->st_mode))
+		fd = -ELOOP;
+	else if (!S_ISDIR(st->st_mode))
+		fd = -ENOTDIR;
+	else if ((fd = openat(path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		fd = -errno;
+	close(path_fd);
+	return fd;
+}
+
+/*
+ * Another user's directory, or one that others (group or anyone) can
+ * write to, sticky or not: the sticky bit keeps them from removing our
+ * files, not from planting a name (a hard link) before we create it.
+ * Root's directories are taken: root can replace them anyway.
+ */
+static bool foreign_dir(const struct stat *st)
+{
+	return (st->st_uid != geteuid() && st->st_uid != 0) || (st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 static int open_dir(const char *dir, bool overwrite, bool *created)
 {
+	struct stat st;
 	int fd, err;
 
 	*created = !mkdir(dir, 0755);
 	if (!*created && errno != EEXIST)
 		return -errno;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_own_dir(dir, &st);
 	if (fd < 0)
-		return -errno;
-	err = prepare_dir(fd, overwrite);
+		return fd;
+	err = foreign_dir(&st) ? -EPERM : prepare_dir(fd, overwrite);
 	if (err) {
 		close(fd);
 		return err;

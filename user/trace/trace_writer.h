@@ -47,8 +47,11 @@ struct trace_writer;
 
 /*
  * Creates dir (or takes an empty one, or with overwrite a used one), a
- * shard per CPU and meta.json. NULL with errno set: EEXIST when dir is not
- * empty, ENOTDIR, EINVAL for bad opts, or what the filesystem said.
+ * shard per CPU and meta.json, every file relative to the directory
+ * opened once. NULL with errno set: ELOOP when dir is a symbolic link,
+ * EPERM when it belongs to another user than the caller or root or when
+ * group or others can write to it, EEXIST when it is not empty, ENOTDIR,
+ * EINVAL for bad opts, or what the filesystem said.
  */
 struct trace_writer *trace_writer__new(const char *dir, const struct trace_writer_opts *opts);
 /*
