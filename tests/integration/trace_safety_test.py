@@ -143,6 +143,42 @@ def test_merge_output_refused():
         no_temp_files(trace)
 
 
+def planted_outputs(tmp):
+    """Trace directories another user could have planted: (path, the directory that must stay empty)."""
+    target = os.path.join(tmp, "target")
+    os.mkdir(target, 0o755)
+    link = os.path.join(tmp, "x")
+    os.symlink(target, link)
+    os.lchown(link, 65534, 65534)	# a link planted by nobody, to a directory
+    nobodys = os.path.join(tmp, "nobodys")
+    os.mkdir(nobodys, 0o755)
+    os.chown(nobodys, 65534, 65534)
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)	# writable by anyone, sticky
+    return [(link, target, "symbolic link"), (nobodys, nobodys, "another user"),
+            (shared, shared, "others can write")]
+
+
+@modes("session")
+def test_record_refuses_planted_directory():
+    """record -o through a link nobody planted, into nobody's directory or one anyone can write
+    to: refused in one line before anything is written; a new directory works."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        for path, stays_empty, why in planted_outputs(tmp):
+            args = [DLPROF, "record", "-o", path, "--lib", LIB, "--func", "dlt_*", "--", DRIVER, "count", "10"]
+            p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+            lines = [l for l in p.stderr.splitlines() if l.strip() and "no hardware PMU" not in l]
+            check(0 < p.returncode < 128, f"{path}: rc {p.returncode}: {p.stderr}")
+            check(len(lines) == 1 and path in lines[0] and "refusing" in lines[0] and why in lines[0]
+                  and "give a new directory" in lines[0], f"{path}: not a one-line refusal: {p.stderr!r}")
+            check(not os.listdir(stays_empty), f"written into {stays_empty}: {os.listdir(stays_empty)}")
+        trace, doc = record(tmp, [DRIVER, "count", "10"])
+        check(calls_of(doc, "dlt_add") == 10 and os.path.exists(os.path.join(trace, "meta.json")),
+              f"a new directory: {os.listdir(trace)}")
+
+
 # ---- trace gaps --------------------------------------------------------------
 
 @modes("session")
