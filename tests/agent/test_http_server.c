@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The endpoint's health and readiness: /healthz alive from the first
- * publish on, /readyz only while ready, each saying why not; over a real
- * socket on a port the kernel picks.
+ * publish on, /readyz only while ready, each saying why not; silent
+ * connections shed; over a real socket on a port the kernel picks.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -140,11 +141,60 @@ static void test_scrape_asks_for_now(void **state)
 	http_server__free(h);
 }
 
+/* A connection to the server that sends nothing. */
+static int silent(const struct http_server *h)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)http_server__port(h)) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Closed by the server: its end reads as EOF or a reset. */
+static bool closed(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&pfd, 1, 0) == 1 && read(fd, &c, 1) <= 0;
+}
+
+/*
+ * Connections that send nothing hold no probe off: there is room for
+ * them, and past the number kept the oldest are closed after a second.
+ */
+static void test_silent_clients_shed(void **state)
+{
+	enum { SILENT = 100, KEPT = 64 };
+	char err[256], body[256];
+	struct http_server *h = http_server__start("127.0.0.1:0", err, sizeof(err));
+	int fds[SILENT], gone = 0;
+
+	(void)state;
+	assert_non_null(h);
+	http_server__publish(h, text("m 1\n"), 4, NULL);
+	for (int i = 0; i < SILENT; i++)
+		fds[i] = silent(h);
+	assert_int_equal(get(h, "/healthz", body, sizeof(body)), 200);
+	usleep(1500 * 1000);	/* past the age the pressure sheds at */
+	for (int i = 0; i < SILENT; i++)
+		gone += closed(fds[i]);
+	assert_true(gone >= SILENT - KEPT);
+	assert_int_equal(get(h, "/metrics", body, sizeof(body)), 200);
+	for (int i = 0; i < SILENT; i++)
+		close(fds[i]);
+	http_server__free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_health_and_readiness),
 		cmocka_unit_test(test_scrape_asks_for_now),
+		cmocka_unit_test(test_silent_clients_shed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

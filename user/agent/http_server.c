@@ -59,7 +59,6 @@ struct http_server {
 	pthread_t thread;	/* runs the daemon, and sheds; owns conns */
 	int wake_fd;		/* an eventfd: the thread stops */
 	struct http_conn conns[HTTP_CONN_LIMIT];
-	unsigned long shed;	/* connections closed by the deadline or the pressure */
 	pthread_mutex_t lock;	/* the fields below: published by the agent, read by MHD's thread */
 	char *text;
 	size_t len;
@@ -233,14 +232,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum
  * Shut the socket down, not close it: libmicrohttpd owns the descriptor,
  * sees the end at its next turn and closes the connection itself.
  */
-static void shed_conn(struct http_server *h, struct http_conn *conn)
+static void shed_conn(struct http_conn *conn)
 {
 	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn->c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-	if (!info || shutdown(info->connect_fd, SHUT_RDWR))
-		return;
-	conn->shed = true;
-	__atomic_add_fetch(&h->shed, 1, __ATOMIC_RELAXED);
+	if (info && !shutdown(info->connect_fd, SHUT_RDWR))
+		conn->shed = true;
 }
 
 /* Close what the policy picks among the connections not yet shed (http_shed.h). */
@@ -269,7 +266,7 @@ static void shed_slow(struct http_server *h)
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (shed[i])
-			shed_conn(h, live[i]);
+			shed_conn(live[i]);
 }
 
 /*
