@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,19 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, const struct socka
 				MHD_OPTION_END);
 }
 
+/* The server's thread, with every signal blocked: the process's signals are its owner's to take. */
+static int start_thread(struct http_server *h)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = pthread_create(&h->thread, NULL, serve, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 struct http_server *http_server__start(const char *listen, char *err, size_t err_sz)
 {
 	struct sockaddr_storage ss = {};
@@ -401,7 +415,7 @@ struct http_server *http_server__start(const char *listen, char *err, size_t err
 			 listen);
 		goto fail;
 	}
-	if (pthread_create(&h->thread, NULL, serve, h)) {
+	if (start_thread(h)) {
 		snprintf(err, err_sz, "cannot start the endpoint's thread: out of memory or threads");
 		goto fail;
 	}
