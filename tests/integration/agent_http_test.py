@@ -140,7 +140,7 @@ def test_agent_serves_under_slow_clients():
         check(not failed, f"{len(failed)} of {2 * RUN_S} requests failed: {failed[:6]}")
         check(shed >= TRICKLERS, f"only {shed} trickling connections were closed by the agent")
         # Flat: what the tricklers cost is bounded by the connection limit (libmicrohttpd's
-        # buffers of up to 256 connections, taken once), and does not grow.
+        # 16 KiB buffers of up to 256 connections, taken once), and does not grow.
         check(max(rss) - rss_before < 6144, f"RSS grew from {rss_before} to {max(rss)} KiB")
         check(rss[-1] - rss[len(rss) // 4] < 1024, f"RSS still growing: {rss}")
         check(a.stop() == 0, f"exit {a.p.returncode}")

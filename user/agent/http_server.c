@@ -44,6 +44,12 @@
  * at once and is answered in at most SCRAPE_FRESH_WAIT_MS and its transfer.
  */
 #define HTTP_REQUEST_DEADLINE_MS 5000
+/*
+ * What libmicrohttpd keeps per connection (the request's headers and the
+ * answer's): with HTTP_CONN_LIMIT, what slow clients can make the agent
+ * hold. A probe's or a scrape's headers take a few hundred bytes.
+ */
+#define HTTP_CONN_MEMORY_BYTES (16 * 1024)
 /* How often the deadlines are looked at while no socket wakes the thread. */
 #define HTTP_SWEEP_MS 250
 
@@ -369,6 +375,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, const struct socka
 				0, NULL, NULL, on_request, h,
 				MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONN_LIMIT,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY_BYTES,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(HTTP_REQUEST_DEADLINE_MS / 1000),
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
