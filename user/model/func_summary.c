@@ -51,6 +51,7 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 	out->raw_total_ns = sum->raw_total_ns;
 	out->raw_avg_ns = out->returns ? sum->raw_total_ns / out->returns : 0;
 	out->raw_oncpu_ns = sum->raw_oncpu_ns;
+	memcpy(out->nested, sum->comp_nested, sizeof(out->nested));
 }
 
 void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
@@ -62,6 +63,8 @@ void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
 	dst->raw_total_ns += src->raw_total_ns;
 	dst->raw_oncpu_ns += src->raw_oncpu_ns;
 	dst->scaled += src->scaled;
+	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++)
+		dst->comp_nested[k] += src->comp_nested[k];
 	/* 0 is "no call yet" for min. */
 	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
 		dst->min_ns = src->min_ns;

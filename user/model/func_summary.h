@@ -34,6 +34,7 @@ struct func_summary {
 	uint64_t raw_total_ns;
 	uint64_t raw_avg_ns;
 	uint64_t raw_oncpu_ns;
+	uint64_t nested[DLPROF_PROBE_CLASSES];	/* compensation: probed calls completed inside the timed calls, per class */
 };
 
 /* One probed function and what it did: what every front end reads. */
