@@ -30,6 +30,31 @@ uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
 	return max_ns;
 }
 
+uint64_t hist_quantile_even(const __u64 *hist, uint64_t count, double q, uint64_t min_ns, uint64_t max_ns)
+{
+	uint64_t rank, seen = 0, v;
+
+	if (!count)
+		return 0;
+	rank = (uint64_t)ceil(q * (double)count);
+	rank = rank < 1 ? 1 : rank > count ? count : rank;
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		if (seen + hist[b] < rank) {
+			seen += hist[b];
+			continue;
+		}
+		/* The rank-th of the bucket's calls, each in the middle of its even share. */
+		v = hist_bucket_low(b) + (uint64_t)((double)hist_bucket_width(b) * ((double)(rank - seen) - 0.5) /
+						     (double)hist[b]);
+		if (v < min_ns)
+			v = min_ns;
+		if (max_ns && v > max_ns)
+			v = max_ns;
+		return v;
+	}
+	return max_ns;
+}
+
 void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls)
 {
 	memset(out, 0, sizeof(*out));

@@ -308,8 +308,8 @@ bool report_latency_note(char *buf, size_t sz, const struct report_info *info)
 	if (info->compensated) {
 		report_format_ns(e, sizeof(e), info->probe_pair_least_ns[DLPROF_PROBE_EMULATED]);
 		report_format_ns(s, sizeof(s), info->probe_pair_least_ns[DLPROF_PROBE_STEPPED]);
-		snprintf(buf, sz, "times are compensated: less the least their own probes cost and the least cost "
-			 "of each probed call inside, calibrated at start (a probe pair at least %s emulated, %s "
+		snprintf(buf, sz, "times are compensated: less what their own probes cost (the median) and the least "
+			 "cost of each probed call inside, calibrated at start (a probe pair at least %s emulated, %s "
 			 "single-stepped); --raw-latency shows them as measured", e, s);
 		return true;
 	}

@@ -73,7 +73,8 @@ struct report_info {
 	bool from_trace;		/* a recording's calls: raw times, as a timeline must keep them */
 	int compensation_err;		/* -errno: the calibration failed, the times are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
-	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* a call's own probes' share taken off (median) */
+	uint64_t probe_own_spread_ns[DLPROF_PROBE_CLASSES];	/* how far it strays between calibrations */
 	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
 	struct probe_overhead overhead;	/* what the probes cost the targets, estimated; said with elapsed_s */
 	struct overhead_remedy remedy;	/* what a warning about it suggests */
