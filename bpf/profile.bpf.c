@@ -84,8 +84,8 @@ const volatile __u32 compensate = 0;
 /*
  * What probing costs on this machine, per class (enum dlprof_probe_class),
  * calibrated by the loader after load and written here before any target
- * probe is attached: the least a probe pair costs its caller, and the least
- * part of it that falls inside the call's own entry-to-return time.
+ * probe is attached: the least a probe pair costs its caller, and the
+ * median part of it that falls inside the call's own entry-to-return time.
  */
 __u64 comp_pair_least_ns[DLPROF_PROBE_CLASSES] = {};
 __u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
@@ -1215,16 +1215,16 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 }
 
 /*
- * What to take off a call of dur_ns: its own probes' least share, and the
+ * What to take off a call of dur_ns: its own probes' median share, and the
  * least calibrated cost of each probed call completed inside it. A pair's
  * cost drifts with the machine (a vCPU's trap cost by tens of percent
  * between the calibration and the call): a median taken off 20 nested
  * pairs can put their caller below what it runs unprobed, the least cost
- * is a bound that holds call by call. When even that is more than the call
+ * is a bound that holds call by call. When the cost is more than the call
  * took, the call is taken to 0, never left as measured: which side of its
  * cost a short call falls on is the calibration's draw, and a raw time
  * there would be its probes' cost. Userspace shows times within the
- * calibration's spread as a bound (user/model/latency_bounds.h).
+ * calibration's spread as a bound (user/model/latency_trust.h).
  */
 static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u64 dur_ns)
 {
