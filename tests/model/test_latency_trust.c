@@ -154,7 +154,7 @@ static void test_fronts(void **state)
 	out = print("text", rows, 2, &info);
 	assert_non_null(strstr(out, "<75ns"));
 	assert_non_null(strstr(out, "6.60us?"));
-	assert_non_null(strstr(out, "# <N: shorter than what a call's own probes cost can be told from"));
+	assert_non_null(strstr(out, "# <N: within what the probes' cost can be off by (75ns for a call's own"));
 	assert_non_null(strstr(out, "# ? 1 function's time is mostly its nested calls' probes"));
 	assert_non_null(strstr(out, "profile fewer functions (--func, --exclude)"));
 	free(out);

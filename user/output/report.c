@@ -116,8 +116,8 @@ bool report_bound_note(char *buf, size_t sz, const struct report_info *info)
 	if (!info->compensated)
 		return false;
 	report_format_ns(spread, sizeof(spread), info->probe_own_spread_ns[DLPROF_PROBE_EMULATED]);
-	snprintf(buf, sz, "<N: shorter than what a call's own probes cost can be told from (their spread in "
-		 "calibration, %s, and that of the probed calls inside): the calls take less than N", spread);
+	snprintf(buf, sz, "<N: within what the probes' cost can be off by (%s for a call's own, more with probed "
+		 "calls inside): the calls take less than N, how much less is not known", spread);
 	return true;
 }
 
