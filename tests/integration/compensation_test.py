@@ -127,11 +127,18 @@ def test_short_leaf_bounded_the_same_every_run():
     its calibrated cost a call falls on is the calibration's draw. Over 5 profiles, the
     compensated p50 is never the call's raw probe cost: either within 4x of the unprobed
     twin's time, or shown as a bound ("p50_ns" in "bounded") that holds and is within 4x
-    of it."""
+    of it. The bound is the drift of the probes' cost between calibrations (1/24 of it); a
+    profile whose pairs cost more than that off their calibration while the workload ran
+    (the driver times them) is outside what it promises, and is taken again, up to 3 times."""
     for run in range(1, 6):
-        truth, probed, doc = comp_run(["--func", "comp_leaf"], 40, 1, 3000, ["leaf"])
-        check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
-        f, costs = func(doc, "comp_leaf"), doc["probe_cost_ns"]["emulated"]
+        for attempt in range(3):
+            truth, probed, doc = comp_run(["--func", "comp_leaf"], 40, 1, 3000, ["leaf"])
+            check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
+            f, costs = func(doc, "comp_leaf"), doc["probe_cost_ns"]["emulated"]
+            drift = (probed - truth) / costs["pair"]
+            if abs(drift - 1) <= 1 / 24:
+                break
+            print(f"run {run}: pairs {drift:.3f}x their calibration, beyond its drift: again")
         check(f["calls"] == 3000 and f.get("latency") is None, f"comp_leaf: {f}")
         bounded = "p50_ns" in f["bounded"]
         print(f"run {run}: unprobed {truth} ns; p50 {f['p50_ns']} ns{' shown < %d ns' % f['bound_ns'] if bounded else ''}"
