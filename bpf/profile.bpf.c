@@ -84,8 +84,8 @@ const volatile __u32 compensate = 0;
 /*
  * What probing costs on this machine, per class (enum dlprof_probe_class),
  * calibrated by the loader after load and written here before any target
- * probe is attached: the least a probe pair costs its caller, and the least
- * part of it that falls inside the call's own entry-to-return time.
+ * probe is attached: the least a probe pair costs its caller, and the
+ * median part of it that falls inside the call's own entry-to-return time.
  */
 __u64 comp_pair_least_ns[DLPROF_PROBE_CLASSES] = {};
 __u64 comp_own_ns[DLPROF_PROBE_CLASSES] = {};
@@ -862,8 +862,10 @@ static __always_inline void add_timed(struct func_stats *s, __u64 dur_ns, __u64 
 /*
  * What compensation took off a call (wall, on-CPU) beside its aggregates:
  * own is a plain store, the same value for every call of the function.
+ * The nested counts are 0 for a leaf: no atomic there.
  */
-static __always_inline void note_compensation(struct func_stats *s, __u64 own, __u64 took_ns, __u64 took_oncpu_ns)
+static __always_inline void note_compensation(struct func_stats *s, __u64 own, __u64 took_ns, __u64 took_oncpu_ns,
+					      __u32 ne, __u32 ns)
 {
 	if (s->comp_own_ns != own)
 		s->comp_own_ns = own;
@@ -871,6 +873,8 @@ static __always_inline void note_compensation(struct func_stats *s, __u64 own, _
 		s->compensated = 1;
 	add_nonzero(&s->comp_extra_ns, took_ns - own);
 	add_nonzero(&s->comp_extra_oncpu_ns, took_oncpu_ns - own);
+	add_nonzero(&s->comp_nested[DLPROF_PROBE_EMULATED], ne);
+	add_nonzero(&s->comp_nested[DLPROF_PROBE_STEPPED], ns);
 }
 
 static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
@@ -1220,13 +1224,16 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 }
 
 /*
- * What to take off a call of dur_ns: its own probes' least share, and the
+ * What to take off a call of dur_ns: its own probes' median share, and the
  * least calibrated cost of each probed call completed inside it. A pair's
  * cost drifts with the machine (a vCPU's trap cost by tens of percent
  * between the calibration and the call): a median taken off 20 nested
  * pairs can put their caller below what it runs unprobed, the least cost
- * is a bound that holds call by call. When even that is more than the call
- * took, nothing is known, and the call stays as measured.
+ * is a bound that holds call by call. When the cost is more than the call
+ * took, the call is taken to 0, never left as measured: which side of its
+ * cost a short call falls on is the calibration's draw, and a raw time
+ * there would be its probes' cost. Userspace shows times within the
+ * calibration's spread as a bound (user/model/latency_trust.h).
  */
 static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u64 dur_ns)
 {
@@ -1240,7 +1247,7 @@ static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u6
 	 */
 	if (cls == DLPROF_PROBE_STEPPED)
 		return 0;
-	return cost < dur_ns ? cost : 0;
+	return cost < dur_ns ? cost : dur_ns;
 }
 
 /*
@@ -1258,7 +1265,7 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 	__u64 cost = compensation_ns(cls, ne, ns, dur_ns);
 	struct func_stats *s = get_stats(f->func_id);
 	/* The probes ran on the CPU: on-CPU time holds their cost too, and never exceeds the wall. */
-	__u64 dur_c = dur_ns - cost, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : oncpu_ns;
+	__u64 dur_c = dur_ns - cost, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
 	struct group_stats *g;
 	struct frame *parent;
 
@@ -1277,11 +1284,11 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 	 */
 	if (s) {
 		add_timed(s, dur_c, oncpu_c, deltas, flags);
-		note_compensation(s, own, dur_ns - dur_c, oncpu_ns - oncpu_c);
+		note_compensation(s, own, dur_ns - dur_c, oncpu_ns - oncpu_c, ne, ns);
 	}
 	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group))) {
 		add_timed(&g->s, dur_c, oncpu_c, deltas, flags);
-		note_compensation(&g->s, own, dur_ns - dur_c, oncpu_ns - oncpu_c);
+		note_compensation(&g->s, own, dur_ns - dur_c, oncpu_ns - oncpu_c, ne, ns);
 	}
 	/* The trace keeps what happened: raw times, so calls nest in their callers. */
 	emit(f, tc->depth, flags, dur_ns, oncpu_ns, deltas);

@@ -127,6 +127,13 @@ struct func_stats {
 	__u64 comp_extra_ns;	/* compensation: wall subtracted beyond comp_own_ns (nested probes, clamping) */
 	__u64 comp_extra_oncpu_ns;	/* the same for on-CPU time */
 	__u64 compensated;	/* 1 once a compensated call was added */
+	/*
+	 * compensation: the probed calls completed inside the timed calls, per
+	 * probe class (enum dlprof_probe_class), whose pairs were taken off at
+	 * their least cost: what the rest of their cost may leave in the
+	 * compensated times (docs/latency-compensation.md).
+	 */
+	__u64 comp_nested[DLPROF_PROBE_CLASSES];
 	__u64 hist[HIST_BUCKETS];	/* its total is the number of calls whose return fired */
 };
 

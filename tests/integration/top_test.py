@@ -62,12 +62,12 @@ def wait_for(pred, what, timeout=30):
     raise AssertionError(f"{what} never showed; the screen:\n{screen()}")
 
 
-def rows(s):
+def rows(s, prefix="dlt_"):
     """{function: [CALLS/s, P50, P99, ONCPU, CALLS, ...]} from the screen."""
     out = {}
     for line in s.splitlines():
         cells = line.split()
-        if cells and cells[-1].startswith("dlt_"):
+        if cells and cells[-1].startswith(prefix):
             out[cells[-1]] = cells[:-1]
     return out
 
@@ -82,20 +82,20 @@ def ns(cell):
     return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
 
 
-def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms")):
-    """top in a fresh tmux session on the workloads (default: the two); after it, its exit status and the
-    terminal's modes."""
+def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms"), lib=None, prefix="dlt_"):
+    """top in a fresh tmux session on the workloads (default: the two) and the functions of lib (default:
+    LIB) named prefix*; after it, its exit status and the terminal's modes."""
     if not shutil.which("tmux"):
         raise Skip("tmux is not installed (scripts/deps installs it)")
     if workload is None:
         workload = f"{shlex.quote(DRIVER)} sleep 30 {SLEEPS} & exec {shlex.quote(DRIVER)} nap 1 {NAPS}"
-    top = [DLPROF, "top", "--lib", LIB, "--func", "dlt_*"] + (["--attach", ATTACH] if ATTACH else [])
+    top = [DLPROF, "top", "--lib", lib or LIB, "--func", prefix + "*"] + (["--attach", ATTACH] if ATTACH else [])
     top += ["--", "sh", "-c", workload]
     shell = (" ".join(map(shlex.quote, top)) + "; echo TOP-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | "
              "grep -x -e icanon -e -icanon -e echo -e -echo; sleep 120")
     tmux("kill-session", "-t", SESSION, check_rc=False)
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "30", shell)
-    return wait_for(lambda s: set(funcs) <= set(rows(s)), f"the rows of {funcs}")
+    return wait_for(lambda s: set(funcs) <= set(rows(s, prefix)), f"the rows of {funcs}")
 
 
 def check_restored(exit_status):
@@ -183,6 +183,27 @@ def test_top_says_probe_cost():
         s = wait_for(lambda s: COST.search(cost_line(s)), "the probes' cost")
         check(float(COST.search(cost_line(s)).group(3)) < 10, f"1 ms naps: {cost_line(s)}")
         check(not any(l.startswith("warning:") for l in s.splitlines()), f"naps warned about:\n{s}")
+        tmux("send-keys", "-t", SESSION, "q")
+        check_restored(0)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+@modes("session")
+def test_top_marks_uncertain():
+    """comp_outer spinning ~1 us around 20 probed calls of comp_inner: most of its time is their
+    probes', and top marks its times "?" with a line that says what to do, as the summary does
+    (compensation_test.py checks the other front ends)."""
+    driver, lib = os.environ.get("COMP_DRIVER", ""), os.environ.get("COMP_LIB", "")
+    try:
+        # comp_driver starts on a line on stdin; it runs far longer than the test looks.
+        work = f"while echo go; do sleep 1; done | {shlex.quote(driver)} 1000 20 1000000 >/dev/null"
+        start_top(work, funcs=("comp_outer",), lib=lib, prefix="comp_")
+        s = wait_for(lambda s: all(c.endswith("?") for c in rows(s, "comp_").get("comp_outer", ["-"])[1:3]),
+                     "comp_outer's P50 and P99 marked ?")
+        check(not any(c.endswith("?") for c in rows(s, "comp_")["comp_inner"][1:3]), f"comp_inner marked:\n{s}")
+        check(any(l.startswith("? 1 function's time is mostly its nested calls' probes") for l in s.splitlines()),
+              f"no line saying what ? means:\n{s}")
         tmux("send-keys", "-t", SESSION, "q")
         check_restored(0)
     finally:

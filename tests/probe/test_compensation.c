@@ -56,8 +56,8 @@ static void test_table_footer(void **state)
 	char *out = print(false, &row, 1, &info);
 
 	(void)state;
-	assert_non_null(strstr(out, "# times are compensated: less the least their own probes cost and the least "
-				    "cost of each probed call inside, calibrated at start (a probe pair at least 990ns "
+	assert_non_null(strstr(out, "# times are compensated: less what their own probes cost (the median) and the "
+				    "least cost of each probed call inside, calibrated at start (a probe pair at least 990ns "
 				    "emulated, 9.80us single-stepped); --raw-latency"));
 	assert_null(strstr(out, "~"));
 	free(out);

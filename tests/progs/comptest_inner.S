@@ -25,4 +25,21 @@ comp_stepped:
 	mov	%rdi, %rax
 	ret
 	.size	comp_stepped, .-comp_stepped
+
+/*
+ * comp_leaf(n) = n after n turns of an empty loop (n >= 1), starting with
+ * push %rbp (emulated): a leaf far shorter than its probes' cost.
+ */
+	.globl	comp_leaf
+	.type	comp_leaf, @function
+comp_leaf:
+	push	%rbp
+	mov	%rsp, %rbp
+	mov	%rdi, %rcx
+1:	sub	$1, %rcx
+	jnz	1b
+	mov	%rdi, %rax
+	pop	%rbp
+	ret
+	.size	comp_leaf, .-comp_leaf
 	.section .note.GNU-stack, "", @progbits

@@ -249,7 +249,7 @@ static void test_report_csv(void **state)
 	assert_string_equal(r.err, "");
 	line = strtok_r(r.out, "\n", &save);
 	assert_string_equal(line, "lib,func,calls,timed,unmatched,total_ns,avg_ns,min_ns,max_ns,p50_ns,p90_ns,p99_ns,"
-				  "oncpu_ns,page-faults,context-switches,latency");
+				  "oncpu_ns,page-faults,context-switches,bound_ns,children_probe_share,latency");
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		const char *kind = strrchr(line, ',');
 

@@ -93,12 +93,16 @@ static void put_line(FILE *out, int cols, const char *s)
 	fprintf(out, "%.*s\033[K\r\n", cols, s);
 }
 
-static void cell_ns(char *buf, size_t sz, const struct func_delta *d, uint64_t ns)
+/* A per-call time of the interval, bounded and marked as the row's trust says (as the summary's table). */
+static void cell_ns(char *buf, size_t sz, const struct func_delta *d, uint64_t ns, const struct latency_trust *tr)
 {
-	if (!d->returns)
+	if (!d->returns) {
 		snprintf(buf, sz, "-");
-	else
-		report_format_ns(buf, sz, ns);
+		return;
+	}
+	report_format_call_ns(buf, sz - 1, ns, tr);
+	if (tr->uncertain)
+		strcat(buf, "?");
 }
 
 /* A counter's column: as wide as its header, "EVENT/call". */
@@ -116,11 +120,13 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 	double secs = t->head.interval_s > 0 ? t->head.interval_s : 1;
 	long pm = oncpu_permille(d);
 	char rate[24], p50[24], p99[24], oncpu[24], total[24], cell[24];
+	struct latency_trust tr;
 	size_t off;
 
+	report_trust(&tr, f->row, t->info);
 	report_format_count(rate, sizeof(rate), (double)d->calls / secs);
-	cell_ns(p50, sizeof(p50), d, d->p50_ns);
-	cell_ns(p99, sizeof(p99), d, d->p99_ns);
+	cell_ns(p50, sizeof(p50), d, d->p50_ns, &tr);
+	cell_ns(p99, sizeof(p99), d, d->p99_ns, &tr);
 	if (pm < 0)
 		snprintf(oncpu, sizeof(oncpu), "-");
 	else
@@ -137,6 +143,20 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 	}
 	if (off < sz)
 		snprintf(line + off, sz - off, "  %-*.*s", name_cols, name_cols, f->row->func);
+}
+
+/* The called functions whose times rest mostly on their nested calls' probes ("?"). */
+static int uncertain_rows(const struct top *t)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < t->nr_order; i++) {
+		struct latency_trust tr;
+
+		report_trust(&tr, t->funcs[t->order[i]].row, t->info);
+		n += tr.uncertain;
+	}
+	return n;
 }
 
 /*
@@ -158,6 +178,10 @@ static int draw_notes(struct top *t, int cols)
 	if (overhead_warning(note, sizeof(note), &info->overhead, info->elapsed_s, &info->remedy)) {
 		snprintf(line, sizeof(line), "warning: %s", note);
 		put_line(t->screen.out, cols, line);
+		n++;
+	}
+	if (report_uncertain_note(note, sizeof(note), uncertain_rows(t))) {
+		put_line(t->screen.out, cols, note);
 		n++;
 	}
 	return n;

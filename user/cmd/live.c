@@ -205,6 +205,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++) {
 		l->info.probe_pair_ns[k] = t->probe_pair_ns[k];
 		l->info.probe_own_ns[k] = t->probe_own_ns[k];
+		l->info.probe_own_spread_ns[k] = t->probe_own_spread_ns[k];
 		l->info.probe_pair_least_ns[k] = t->probe_pair_least_ns[k];
 	}
 	probe_overhead_estimate(l->funcs, n, t->probe_pair_ns, &l->info.overhead);

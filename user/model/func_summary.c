@@ -30,6 +30,31 @@ uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
 	return max_ns;
 }
 
+uint64_t hist_quantile_even(const __u64 *hist, uint64_t count, double q, uint64_t min_ns, uint64_t max_ns)
+{
+	uint64_t rank, seen = 0, v;
+
+	if (!count)
+		return 0;
+	rank = (uint64_t)ceil(q * (double)count);
+	rank = rank < 1 ? 1 : rank > count ? count : rank;
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		if (seen + hist[b] < rank) {
+			seen += hist[b];
+			continue;
+		}
+		/* The rank-th of the bucket's calls, each in the middle of its even share. */
+		v = hist_bucket_low(b) + (uint64_t)((double)hist_bucket_width(b) * ((double)(rank - seen) - 0.5) /
+						     (double)hist[b]);
+		if (v < min_ns)
+			v = min_ns;
+		if (max_ns && v > max_ns)
+			v = max_ns;
+		return v;
+	}
+	return max_ns;
+}
+
 void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls)
 {
 	memset(out, 0, sizeof(*out));
@@ -51,6 +76,7 @@ void func_summary_build(struct func_summary *out, const struct func_stats *sum, 
 	out->raw_total_ns = sum->raw_total_ns;
 	out->raw_avg_ns = out->returns ? sum->raw_total_ns / out->returns : 0;
 	out->raw_oncpu_ns = sum->raw_oncpu_ns;
+	memcpy(out->nested, sum->comp_nested, sizeof(out->nested));
 }
 
 void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
@@ -62,6 +88,8 @@ void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
 	dst->raw_total_ns += src->raw_total_ns;
 	dst->raw_oncpu_ns += src->raw_oncpu_ns;
 	dst->scaled += src->scaled;
+	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++)
+		dst->comp_nested[k] += src->comp_nested[k];
 	/* 0 is "no call yet" for min. */
 	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
 		dst->min_ns = src->min_ns;

@@ -34,6 +34,7 @@ struct func_summary {
 	uint64_t raw_total_ns;
 	uint64_t raw_avg_ns;
 	uint64_t raw_oncpu_ns;
+	uint64_t nested[DLPROF_PROBE_CLASSES];	/* compensation: probed calls completed inside the timed calls, per class */
 };
 
 /* One probed function and what it did: what every front end reads. */
@@ -54,6 +55,14 @@ struct func_profile {
  */
 uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
 		       uint64_t min_ns, uint64_t max_ns);
+
+/*
+ * The same, read between the edges of the bucket as if its calls were
+ * spread evenly over it: closer than the midpoint where a few buckets
+ * hold many calls (the calibration's), whose width would otherwise be
+ * most of the difference between two quantiles.
+ */
+uint64_t hist_quantile_even(const __u64 *hist, uint64_t count, double q, uint64_t min_ns, uint64_t max_ns);
 
 /* dst += src: sums, histogram, min and max (a container's cgroups as one). */
 void func_stats_merge(struct func_stats *dst, const struct func_stats *src);

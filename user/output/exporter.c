@@ -126,9 +126,10 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 		fputs(",pid,comm,cgroup_id", out);
 	else if (info->by != ATTR_BY_FUNCTION)
 		fputs(",container_id,container,cgroup,cgroup_id", out);
-	fputs(",latency\n", out);
+	fputs(",bound_ns,children_probe_share,latency\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const struct func_summary *s = &rows[i].s;
+		struct latency_trust tr;
 
 		if (!s->calls)
 			continue;
@@ -141,8 +142,14 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 		for (size_t k = 0; k < info->nr_events; k++)
 			fprintf(out, ",%" PRIu64, s->counters[k]);
 		csv_group(out, &rows[i].group, info->by);
-		/* Which times the row holds, as the JSON's "latency" says (single-stepped rows stay raw). */
-		fprintf(out, ",%s\n", info->compensated && !rows[i].stepped ? "compensated" : "raw");
+		/*
+		 * Which times the row holds, as the JSON's "latency" says (single-stepped rows
+		 * stay raw), and how far they can be believed: per-call times below bound_ns
+		 * are within the calibration's spread.
+		 */
+		report_trust(&tr, &rows[i], info);
+		fprintf(out, ",%" PRIu64 ",%.4f,%s\n", tr.bound_ns, tr.children_share,
+			!info->compensated || rows[i].stepped ? "raw" : tr.uncertain ? "uncertain" : "compensated");
 	}
 	return 0;
 }

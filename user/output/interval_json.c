@@ -55,6 +55,7 @@ static struct json_object *func_json(const struct interval_func *f, const struct
 	struct span delta = { d->calls, d->returns, d->unmatched, d->total_ns, d->oncpu_ns, d->p50_ns, d->p99_ns,
 			      d->counters };
 	struct json_object *o = json_object_new_object(), *di = span_json(&delta, info), *to = span_json(&total, info);
+	struct latency_trust tr;
 	int err = 0;
 
 	if (!o || !di || !to) {
@@ -69,9 +70,15 @@ static struct json_object *func_json(const struct interval_func *f, const struct
 	err |= json_object_object_add(o, "name", json_object_new_string(f->row->func));
 	if (f->row->mangled && strcmp(f->row->mangled, f->row->func))
 		err |= json_object_object_add(o, "mangled", json_object_new_string(f->row->mangled));
-	/* As in the summary: its times are raw where the others are compensated. */
+	/*
+	 * As in the summary: its times are raw where the others are
+	 * compensated, or rest mostly on its nested calls' probes.
+	 */
+	report_trust(&tr, f->row, info);
 	if (f->row->stepped && info->compensated)
 		err |= json_object_object_add(o, "latency", json_object_new_string("raw"));
+	else if (tr.uncertain)
+		err |= json_object_object_add(o, "latency", json_object_new_string("uncertain"));
 	if (err) {
 		json_object_put(o);
 		return NULL;

@@ -87,6 +87,51 @@ void report_format_ns(char *buf, size_t sz, uint64_t ns)
 	snprintf(buf, sz, "%" PRIu64 "ns", ns);
 }
 
+void report_trust(struct latency_trust *t, const struct report_row *r, const struct report_info *info)
+{
+	struct comp_calib c;
+
+	memcpy(c.pair_ns, info->probe_pair_ns, sizeof(c.pair_ns));
+	memcpy(c.pair_least_ns, info->probe_pair_least_ns, sizeof(c.pair_least_ns));
+	memcpy(c.own_ns, info->probe_own_ns, sizeof(c.own_ns));
+	memcpy(c.own_spread_ns, info->probe_own_spread_ns, sizeof(c.own_spread_ns));
+	/* A single-stepped function's times are raw: nothing was taken off to doubt. */
+	latency_trust_of(t, &r->s, &c, info->compensated && !r->stepped);
+}
+
+void report_format_call_ns(char *buf, size_t sz, uint64_t ns, const struct latency_trust *t)
+{
+	if (!latency_bounded(t, ns)) {
+		report_format_ns(buf, sz, ns);
+		return;
+	}
+	buf[0] = '<';
+	report_format_ns(buf + 1, sz - 1, t->bound_ns);
+}
+
+bool report_bound_note(char *buf, size_t sz, const struct report_info *info)
+{
+	char spread[24];
+
+	if (!info->compensated)
+		return false;
+	report_format_ns(spread, sizeof(spread), info->probe_own_spread_ns[DLPROF_PROBE_EMULATED]);
+	snprintf(buf, sz, "<N: within what the probes' cost can be off by (%s for a call's own, more with probed "
+		 "calls inside): the calls take less than N, how much less is not known", spread);
+	return true;
+}
+
+bool report_uncertain_note(char *buf, size_t sz, int uncertain)
+{
+	if (!uncertain)
+		return false;
+	snprintf(buf, sz, "? %d function%s mostly %s nested calls' probes: their cost beyond the least taken off "
+		 "may be more than a quarter of what is shown; profile fewer functions (--func, --exclude) to time %s",
+		 uncertain, uncertain == 1 ? "'s time is" : "s' times are", uncertain == 1 ? "its" : "their",
+		 uncertain == 1 ? "it" : "them");
+	return true;
+}
+
 void report_format_count(char *buf, size_t sz, double v)
 {
 	if (v >= 1e9)
@@ -308,8 +353,8 @@ bool report_latency_note(char *buf, size_t sz, const struct report_info *info)
 	if (info->compensated) {
 		report_format_ns(e, sizeof(e), info->probe_pair_least_ns[DLPROF_PROBE_EMULATED]);
 		report_format_ns(s, sizeof(s), info->probe_pair_least_ns[DLPROF_PROBE_STEPPED]);
-		snprintf(buf, sz, "times are compensated: less the least their own probes cost and the least cost "
-			 "of each probed call inside, calibrated at start (a probe pair at least %s emulated, %s "
+		snprintf(buf, sz, "times are compensated: less what their own probes cost (the median) and the least "
+			 "cost of each probed call inside, calibrated at start (a probe pair at least %s emulated, %s "
 			 "single-stepped); --raw-latency shows them as measured", e, s);
 		return true;
 	}
@@ -354,7 +399,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 {
 	struct group_cols gw = group_widths(rows, n, info);
 	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
-	int stepped = 0;
+	int stepped = 0, uncertain = 0;
+	bool bounded = false;
 	int cyc = event_index(info, "cycles"), ins = event_index(info, "instructions");
 	bool ipc = cyc >= 0 && ins >= 0;
 	struct name_cut cut;
@@ -390,21 +436,28 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	fprintf(out, "%s%s\n", unmatched ? "  UNMATCHED" : "", unwound ? "    UNWOUND" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct func_summary *s = &rows[i].s;
+		struct latency_trust tr;
 
 		if (!s->calls)
 			continue;
 		shown++;
+		report_trust(&tr, &rows[i], info);
 		report_format_ns(t[0], sizeof(t[0]), s->total_ns);
-		report_format_ns(t[1], sizeof(t[1]), s->avg_ns);
-		report_format_ns(t[2], sizeof(t[2]), s->p50_ns);
-		report_format_ns(t[3], sizeof(t[3]), s->p99_ns);
-		report_format_ns(t[4], sizeof(t[4]), s->max_ns);
-		report_format_ns(t[5], sizeof(t[5]), s->returns ? s->oncpu_ns / s->returns : 0);
+		report_format_call_ns(t[1], sizeof(t[1]), s->avg_ns, &tr);
+		report_format_call_ns(t[2], sizeof(t[2]), s->p50_ns, &tr);
+		report_format_call_ns(t[3], sizeof(t[3]), s->p99_ns, &tr);
+		report_format_call_ns(t[4], sizeof(t[4]), s->max_ns, &tr);
+		report_format_call_ns(t[5], sizeof(t[5]), s->returns ? s->oncpu_ns / s->returns : 0, &tr);
+		bounded |= latency_bounded(&tr, s->p50_ns) || latency_bounded(&tr, s->avg_ns) ||
+			   latency_bounded(&tr, s->returns ? s->oncpu_ns / s->returns : 0);
+		uncertain += tr.uncertain;
 		/* Never a 0 for a time nobody measured. */
 		for (int k = rows[i].entry_only != ENTRY_ONLY_NO ? 0 : 1; k < 6 && !s->returns; k++)
 			strcpy(t[k], "-");
 		for (int k = 0; k < 6 && rows[i].stepped && s->returns && info->compensated; k++)
 			strcat(t[k], "~");
+		for (int k = 0; k < 6 && tr.uncertain; k++)
+			strcat(t[k], "?");
 		print_group(out, &rows[i].group, info, gw);
 		print_name(out, rows, i, cut);
 		fprintf(out, " %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s",
@@ -440,6 +493,10 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (stepped)
 		fprintf(out, "# ~ %d function%s timed raw: %s probes are single-stepped, whose cost varies call to call "
 			"by more than a short call takes\n", stepped, stepped == 1 ? "" : "s", stepped == 1 ? "its" : "their");
+	if (bounded && report_bound_note(note, sizeof(note), info))
+		fprintf(out, "# %s\n", note);
+	if (report_uncertain_note(note, sizeof(note), uncertain))
+		fprintf(out, "# %s\n", note);
 	for (size_t w = ENTRY_ONLY_NO + 1; w < NR_WHYS; w++)
 		if (entry_only[w])
 			fprintf(out, "# %d function%s counted at entry only, never timed: %s\n", entry_only[w],
@@ -611,8 +668,35 @@ int report_latency_json(struct json_object *doc, const struct report_info *info)
 		err |= json_object_object_add(costs, probe_class_name((enum dlprof_probe_class)k), c);
 		err |= add_u64(c, "pair", info->probe_pair_ns[k]);
 		err |= add_u64(c, "own", info->probe_own_ns[k]);
+		err |= add_u64(c, "own_spread", info->probe_own_spread_ns[k]);
 		err |= add_u64(c, "pair_least", info->probe_pair_least_ns[k]);
 	}
+	return err;
+}
+
+/*
+ * How far a compensated row's times can be believed (docs/json-output.md):
+ * the bound, the per-call times below it, and its nested calls' probes.
+ */
+static int add_trust(struct json_object *o, const struct func_summary *s, const struct latency_trust *t)
+{
+	const struct { const char *key; uint64_t ns; } per_call[] = {
+		{ "avg_ns", s->avg_ns }, { "min_ns", s->min_ns }, { "max_ns", s->max_ns },
+		{ "p50_ns", s->p50_ns }, { "p90_ns", s->p90_ns }, { "p99_ns", s->p99_ns },
+	};
+	struct json_object *bounded = json_object_new_array();
+	int err = 0;
+
+	if (!bounded)
+		return -ENOMEM;
+	err |= json_object_object_add(o, "bounded", bounded);
+	for (size_t i = 0; i < sizeof(per_call) / sizeof(per_call[0]); i++)
+		if (s->returns && latency_bounded(t, per_call[i].ns))
+			err |= json_object_array_add(bounded, json_object_new_string(per_call[i].key));
+	err |= add_u64(o, "bound_ns", t->bound_ns);
+	err |= add_u64(o, "children_probe_ns", t->children_ns);
+	err |= add_u64(o, "children_probe_spread_ns", t->children_spread_ns);
+	err |= json_object_object_add(o, "children_probe_share", json_object_new_double(t->children_share));
 	return err;
 }
 
@@ -620,6 +704,7 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 {
 	struct json_object *o = json_object_new_object(), *ctr = json_object_new_object();
 	const struct func_summary *s = &r->s;
+	struct latency_trust tr;
 	int err = 0;
 
 	if (!o || !ctr) {
@@ -636,9 +721,18 @@ static struct json_object *row_json(const struct report_row *r, const struct rep
 		err |= json_object_object_add(o, "mangled", json_object_new_string(r->mangled));
 	err |= add_u64(o, "calls", s->calls);
 	err |= json_object_object_add(o, "entry_only", json_object_new_boolean(r->entry_only != ENTRY_ONLY_NO));
-	/* Its times are raw where the others are compensated (docs/latency-compensation.md). */
+	/*
+	 * Its times are raw where the others are compensated, or rest mostly
+	 * on what its nested calls' probes are estimated to cost
+	 * (docs/latency-compensation.md).
+	 */
+	report_trust(&tr, r, info);
 	if (r->stepped && info->compensated)
 		err |= json_object_object_add(o, "latency", json_object_new_string("raw"));
+	else if (tr.uncertain)
+		err |= json_object_object_add(o, "latency", json_object_new_string("uncertain"));
+	if (info->compensated && !r->stepped)
+		err |= add_trust(o, s, &tr);
 	if (r->entry_only != ENTRY_ONLY_NO && (size_t)r->entry_only < NR_WHYS)
 		err |= json_object_object_add(o, "entry_only_reason",
 					      json_object_new_string(entry_only_why_name(r->entry_only)));

@@ -11,6 +11,7 @@
 #include "dlprof.h"
 #include "model/attribution.h"
 #include "model/func_summary.h"
+#include "model/latency_trust.h"
 #include "model/probe_overhead.h"
 
 struct report_row {
@@ -73,7 +74,8 @@ struct report_info {
 	bool from_trace;		/* a recording's calls: raw times, as a timeline must keep them */
 	int compensation_err;		/* -errno: the calibration failed, the times are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated per class: emulated, single-stepped */
-	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* a call's own probes' share taken off (median) */
+	uint64_t probe_own_spread_ns[DLPROF_PROBE_CLASSES];	/* how far it strays between calibrations */
 	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];
 	struct probe_overhead overhead;	/* what the probes cost the targets, estimated; said with elapsed_s */
 	struct overhead_remedy remedy;	/* what a warning about it suggests */
@@ -94,6 +96,16 @@ bool report_latency_note(char *buf, size_t sz, const struct report_info *info);
 struct json_object;
 /* "latency": compensated or raw, and what the calibration found (docs/json-output.md). 0 or -ENOMEM. */
 int report_latency_json(struct json_object *doc, const struct report_info *info);
+/* How far the row's times can be believed (model/latency_trust.h): all zero where they are raw. */
+void report_trust(struct latency_trust *t, const struct report_row *r, const struct report_info *info);
+/* A per-call time as report_format_ns() writes it, or "<140ns" where the row's trust bounds it. */
+void report_format_call_ns(char *buf, size_t sz, uint64_t ns, const struct latency_trust *t);
+/*
+ * The footer's lines on trust, without "# ": what a "<" bound means, and
+ * what the "?" of the uncertain rows says and what to do. false: nothing to say.
+ */
+bool report_bound_note(char *buf, size_t sz, const struct report_info *info);
+bool report_uncertain_note(char *buf, size_t sz, int uncertain);
 /* A per-call count people read: 3.50, 120.5, 45210, 1.20M. */
 void report_format_count(char *buf, size_t sz, double v);
 /* Rows with no calls are left out of both outputs. */

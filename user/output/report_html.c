@@ -26,7 +26,8 @@ static const char page_css[] =
 	"td.name,td.lib{text-align:left;white-space:normal;max-width:420px;overflow-wrap:anywhere}"
 	"td.lib{color:#666;font-size:12px}svg text{font-size:9px;fill:#555}"
 	"rect.bar{fill:#3b7dd8}rect.bin{fill:#d8563b}line.p50,line.p99{stroke-width:1;stroke-dasharray:2 2}"
-	"line.p50{stroke:#2a9d4b}line.p99{stroke:#c0392b}.overhead-warning{color:#b03a2e;font-weight:600}";
+	"line.p50{stroke:#2a9d4b}line.p99{stroke:#c0392b}.overhead-warning{color:#b03a2e;font-weight:600}"
+	"tr.uncertain td{color:#a35a00}";
 
 /*
  * Sorting: a header click sorts by its column (numbers largest first, names
@@ -122,6 +123,18 @@ static void ns_cell(FILE *out, const char *key, bool known, uint64_t ns)
 	num_cell(out, key, known, (double)ns, buf);
 }
 
+/* A per-call time: "<N" where it is within the calibration's spread; mark: "?" on an uncertain row. */
+static void call_cell(FILE *out, const char *key, bool known, uint64_t ns, const struct latency_trust *t)
+{
+	char buf[32], text[40];
+
+	report_format_call_ns(buf, sizeof(buf), ns, t);
+	/* The bound's "<" as HTML writes it. */
+	snprintf(text, sizeof(text), "%s%s%s", buf[0] == '<' ? "&lt;" : "", buf + (buf[0] == '<'),
+		 t->uncertain ? "?" : "");
+	num_cell(out, key, known, (double)ns, text);
+}
+
 static void count_cell(FILE *out, const char *key, uint64_t v)
 {
 	char buf[32];
@@ -210,9 +223,11 @@ static void table_row(FILE *out, const struct report_row *r, const struct report
 {
 	const struct func_summary *s = &r->s;
 	bool timed = s->returns > 0;
+	struct latency_trust tr;
 	char buf[32];
 
-	fputs("<tr><td class=\"name\" data-v=\"", out);
+	report_trust(&tr, r, info);
+	fputs(tr.uncertain ? "<tr class=\"uncertain\"><td class=\"name\" data-v=\"" : "<tr><td class=\"name\" data-v=\"", out);
 	html_escape(out, r->func);
 	fputs("\"", out);
 	if (r->mangled && strcmp(r->mangled, r->func)) {
@@ -236,11 +251,11 @@ static void table_row(FILE *out, const struct report_row *r, const struct report
 	else
 		count_cell(out, "timed", s->returns);
 	ns_cell(out, "total", timed, s->total_ns);
-	ns_cell(out, "avg", timed, s->avg_ns);
-	ns_cell(out, "p50", timed, s->p50_ns);
-	ns_cell(out, "p90", timed, s->p90_ns);
-	ns_cell(out, "p99", timed, s->p99_ns);
-	ns_cell(out, "max", timed, s->max_ns);
+	call_cell(out, "avg", timed, s->avg_ns, &tr);
+	call_cell(out, "p50", timed, s->p50_ns, &tr);
+	call_cell(out, "p90", timed, s->p90_ns, &tr);
+	call_cell(out, "p99", timed, s->p99_ns, &tr);
+	call_cell(out, "max", timed, s->max_ns, &tr);
 	snprintf(buf, sizeof(buf), "%.1f%%", timed && s->total_ns ? 100.0 * (double)s->oncpu_ns / (double)s->total_ns : 0);
 	num_cell(out, "oncpu", timed && s->total_ns, timed && s->total_ns ? 100.0 * (double)s->oncpu_ns / (double)s->total_ns : 0, buf);
 	for (size_t k = 0; k < info->nr_events; k++) {
@@ -321,6 +336,32 @@ static void timeline(FILE *out, const struct report_timeline *t)
 		(double)(bins_used(t) * t->bin_ns) / 1e9);
 }
 
+/* Under the table, what its "<" bounds and "?" marks say, where it has them. */
+static void trust_facts(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
+{
+	int uncertain = 0;
+	bool bounded = false;
+	char note[512];
+
+	for (size_t i = 0; i < n; i++) {
+		struct latency_trust t;
+
+		if (!rows[i].s.calls)
+			continue;
+		report_trust(&t, &rows[i], info);
+		uncertain += t.uncertain;
+		bounded |= rows[i].s.returns && latency_bounded(&t, rows[i].s.p50_ns);
+	}
+	if (!bounded && !uncertain)
+		return;
+	fputs("<p class=\"facts\">", out);
+	if (bounded && report_bound_note(note, sizeof(note), info))
+		fact(out, "bound", note);
+	if (report_uncertain_note(note, sizeof(note), uncertain))
+		fact(out, "uncertain", note);
+	fputs("</p>\n", out);
+}
+
 int report_html_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
 {
 	head(out, info);
@@ -329,6 +370,7 @@ int report_html_summary(FILE *out, const struct report_row *rows, size_t n, cons
 		if (rows[i].s.calls)
 			table_row(out, &rows[i], info);
 	fputs("</tbody></table>\n", out);
+	trust_facts(out, rows, n, info);
 	if (info->timeline)
 		timeline(out, info->timeline);
 	fputs("<script>", out);

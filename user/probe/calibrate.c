@@ -112,11 +112,23 @@ static int file_offset_of(const void *fn, char *exe, size_t exe_sz, uint64_t *of
 }
 
 /*
- * The least entry-to-return time the BPF side measured for calibration id:
- * what a call's own probes cost it at the least, a bound that holds for
- * every call (a median would be more than half of the calls' share).
+ * How far the share a call's own probes take strays from the calibrated
+ * median, as a fraction of it: the median itself moves by a few percent
+ * from one calibration to the next on the same machine (a vCPU's trap cost
+ * drifts; docs/latency-compensation.md measures it), and a short call's
+ * percentiles move with it. Neither the calibration's least call (one of
+ * thousands, which moved by 2x from one calibration to the next) nor the
+ * spread of its calls (the percentiles of a short function move with the
+ * median, not with each call) says so.
  */
-static int measured_ns(const struct kernel_maps *km, __u32 id, uint64_t *ns)
+#define OWN_DRIFT_DIV 24
+
+/*
+ * The median entry-to-return time the BPF side measured for calibration
+ * id (the function's own work is ~1 ns): the share a call's own probes
+ * take on the whole.
+ */
+static int measured_ns(const struct kernel_maps *km, __u32 id, uint64_t *median)
 {
 	struct func_stats *st = malloc(sizeof(*st));
 	uint64_t timed = 0;
@@ -131,7 +143,7 @@ static int measured_ns(const struct kernel_maps *km, __u32 id, uint64_t *ns)
 	if (!err && !timed)
 		err = -ENODATA;	/* the probes never fired: nothing to learn */
 	if (!err)
-		*ns = st->min_ns;
+		*median = hist_quantile_even(st->hist, timed, 0.5, st->min_ns, st->max_ns);
 	free(st);
 	return err;
 }
@@ -177,6 +189,7 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 		out->pair_least_ns[c] = probed_least[c] > bare_ns[c] ? probed_least[c] - bare_ns[c] : 0;
 		/* The unprobed call itself is ~1 ns, inside the clock reads' cost: nothing to take off. */
 		out->own_ns[c] = !err ? own : 0;
+		out->own_spread_ns[c] = !err ? own / OWN_DRIFT_DIV : 0;
 	}
 	return err;
 }

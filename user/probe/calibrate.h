@@ -21,11 +21,13 @@ struct probe_costs {
 	/* The least a pair cost a caller in calibration: a bound that holds call by call. */
 	uint64_t pair_least_ns[DLPROF_PROBE_CLASSES];
 	/*
-	 * The least part of it inside the call's own entry-to-return time: a
-	 * call shorter than the median share is real, and must not come out
-	 * at 0 (docs/latency-compensation.md).
+	 * The part of it inside the call's own entry-to-return time: the
+	 * median, which compensation takes off, and how far that strays
+	 * between calibrations: times within it are shown as a bound
+	 * (docs/latency-compensation.md).
 	 */
 	uint64_t own_ns[DLPROF_PROBE_CLASSES];
+	uint64_t own_spread_ns[DLPROF_PROBE_CLASSES];
 };
 
 /*

@@ -332,6 +332,7 @@ static void calibrate(struct session *s)
 		s->tot.probe_pair_least_ns[k] = c.pair_least_ns[k];
 		s->tot.probe_pair_ns[k] = c.pair_ns[k];
 		s->tot.probe_own_ns[k] = c.own_ns[k];
+		s->tot.probe_own_spread_ns[k] = c.own_spread_ns[k];
 	}
 	s->tot.compensated = !s->opts.raw_latency;
 }

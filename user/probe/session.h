@@ -120,7 +120,8 @@ struct session_totals {
 	bool compensated;		/* latencies less the probes' cost (probe/calibrate.h) */
 	int compensation_err;		/* -errno: the calibration failed, the latencies are raw */
 	uint64_t probe_pair_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a nested probe pair's cost */
-	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' least share */
+	uint64_t probe_own_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a call's own probes' median share */
+	uint64_t probe_own_spread_ns[DLPROF_PROBE_CLASSES];	/* calibrated: how far that strays between calibrations */
 	uint64_t probe_pair_least_ns[DLPROF_PROBE_CLASSES];	/* calibrated: a nested pair's least cost */
 	uint64_t probe_calib_prog_ns;	/* calibrated: the programs' part of a pair (bpf_stats); 0: not counted */
 	uint64_t group_overflow;	/* --by: calls counted for their function but in no group (map full) */
