@@ -22,6 +22,7 @@ import uuid
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+from promserver import prometheus, promql, require_prometheus
 
 
 def free_port():
@@ -166,13 +167,57 @@ def test_agent_scrape_sees_calls_of_now():
     an increase() over a scrape interval is then off by nothing at its ends."""
     with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--refresh", "60"]) as a:
         a.wait_ready()
-        before = calls(a.metrics(), "dlt_add")
+        # The series made and past its first scrape (which shows a new series at 0).
+        run_driver(["count", "1"])
+        before = calls(wait_value(a, lambda t: calls(t, "dlt_add"), 1), "dlt_add")
         run_driver(["count", "12345"])
         t0 = time.time()
         now = calls(a.metrics(), "dlt_add")
         took = time.time() - t0
         check(now - before == 12345, f"the scrape right after 12345 calls shows {now - before:.0f}")
         check(took < 1, f"the scrape took {took:.2f} s")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+def prometheus_up(url, port, timeout=30):
+    """Once Prometheus has scraped the agent on port."""
+    deadline = time.time() + timeout
+    while [v for _, v in promql(url, f'up{{instance="127.0.0.1:{port}"}}')] != [1.0]:
+        check(time.time() < deadline, f"Prometheus does not reach the agent: {promql(url, 'up')}")
+        time.sleep(0.2)
+
+
+@modes("session")
+def test_agent_prometheus_rates_a_short_life():
+    """A process that lives between two scrapes (its calls all made there) is seen by the real
+    Prometheus: its new series is exposed at 0 to the first scrape that sees it and with its
+    count from the next, so increase() over a range holding both is its count and
+    histogram_quantile() over it a duration, not NaN (a series born holding its count rises
+    by nothing in Prometheus' eyes)."""
+    require_prometheus()
+    n = 4321
+    query = 'dlprof_calls_total{function="dlt_add"}'
+    with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--refresh", "1"]) as a, \
+            prometheus(f"127.0.0.1:{a.port}") as url:
+        a.wait_ready()
+        prometheus_up(url, a.port)
+        run_driver(["count", str(n)])
+        deadline = time.time() + 30
+        while [v for _, v in promql(url, query)] != [n]:
+            check(time.time() < deadline, f"Prometheus never saw {n} calls: {promql(url, query)}")
+            time.sleep(0.5)
+        (_, values), = promql(url, f"{query}[1m]")
+        check(values[0][1] == 0, f"the series' first sample is {values[0][1]:.0f}, not 0: {values}")
+        # At its last sample, over a range that holds its first: Prometheus extrapolates nothing
+        # (not past the last sample, not below a counter's zero at the start).
+        at = values[-1][0]
+        (_, got), = promql(url, f"increase({query}[30s])", at=at)
+        print(f"increase over 30 s: {got:.1f} for {n} calls ({len(values)} samples over {at - values[0][0]:.1f} s)")
+        check(abs(got - n) <= 1e-6 * n, f"increase {got} for {n} calls: {values}")
+        buckets = 'sum by (le) (increase(dlprof_call_duration_seconds_bucket{function="dlt_add"}[30s]))'
+        (_, median), = promql(url, f"histogram_quantile(0.5, {buckets})", at=at)
+        print(f"histogram_quantile(0.5): {median:.3g} s")
+        check(0 < median < 1e-3, f"median call {median} s")
         check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
@@ -303,7 +348,9 @@ def test_agent_budget_samples_hot_function():
             drive(d)
         finally:
             finish(d)
-        text = wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}'), 1, timeout=20)
+        # The exact series past its first scrape too (a new series is shown at 0 there).
+        text = wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
+                          calls(t, "dlt_add") > 0, True, timeout=20)
         check("event=budget" in a.text(), f"no budget line: {a.text()}")
         check(any('sampled="true"' in s for s in samples(text, "dlprof_calls_total")), "no sampled series")
         check(calls(text, "dlt_add") > 0, "the exact series lost its calls")
