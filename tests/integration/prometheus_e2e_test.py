@@ -8,22 +8,21 @@ the host's network; Debian's Prometheus server, our own instance on a free
 port with a 1 s scrape interval, scrapes it on 127.0.0.1; the test workload
 runs on the host, and a PromQL query through Prometheus' HTTP API must
 return exactly the workload's call count. Runner and helpers: itest.py (this
-file) and tests/packaging/pkgtest.py (package, image, DaemonSet)."""
+file), promserver.py (the Prometheus server) and tests/packaging/pkgtest.py
+(package, image, DaemonSet)."""
 import contextlib
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packaging"))
 import pkgtest  # noqa: E402
+from promserver import prometheus, promql, wait_for_value  # noqa: E402
 
 # The workload sleeps 1 ms in each call: ~1,000 calls/s stay well inside the agent's
 # default overhead budget, so the function is probed, not sampled, and its count is exact.
@@ -71,59 +70,6 @@ def agent_container(port):
         check(code == "0", f"the agent exited {code} on SIGTERM: {container_logs(name)}")
     finally:
         subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True)
-
-
-@contextlib.contextmanager
-def prometheus(target):
-    """Debian's Prometheus server with its own configuration and storage, scraping target every second."""
-    port = pkgtest.free_port()
-    with tempfile.TemporaryDirectory(prefix="dlprof-prom.") as tmp:
-        config = os.path.join(tmp, "prometheus.yml")
-        with open(config, "w") as f:
-            json.dump({"global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-                       "scrape_configs": [{"job_name": "dlprof", "static_configs": [{"targets": [target]}]}]}, f)
-        log = open(os.path.join(tmp, "log"), "w+")
-        prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp}/data",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-                                stdout=log, stderr=subprocess.STDOUT)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while pkgtest.http_get(f"{url}/-/ready")[0] != 200:
-                log.seek(0)
-                check(prom.poll() is None and time.monotonic() < deadline, f"prometheus did not start: {log.read()[-2000:]}")
-                time.sleep(0.2)
-            yield url
-        finally:
-            prom.terminate()
-            try:
-                prom.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                prom.kill()
-                prom.wait()
-            log.close()
-
-
-def promql(url, query):
-    """The query's instant vector through /api/v1/query: [(labels, value)]."""
-    status, body = pkgtest.http_get(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": query}))
-    check(status == 200, f"/api/v1/query {query}: {status} {body[:500]}")
-    doc = json.loads(body)
-    check(doc["status"] == "success", f"{query}: {doc}")
-    return [(r["metric"], float(r["value"][1])) for r in doc["data"]["result"]]
-
-
-def wait_for_value(url, query, want, timeout=30):
-    """Poll until the query returns exactly want; the last answer otherwise."""
-    deadline = time.monotonic() + timeout
-    got = None
-    while time.monotonic() < deadline:
-        res = promql(url, query)
-        got = res[0][1] if len(res) == 1 else res
-        if got == want:
-            return got
-        time.sleep(0.5)
-    return got
 
 
 def run_workload(calls):

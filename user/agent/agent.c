@@ -101,6 +101,9 @@ static void publish(struct agent *a)
 	why = not_ready(a);
 	http_server__publish(a->http, b.data, b.len, why);
 	a->published_ready = !why;
+	/* The scrape that asked is served this one: new series leave their zero (metrics_registry__served). */
+	if (a->scrape_waits)
+		metrics_registry__served(a->reg);
 	a->scrape_waits = false;
 }
 

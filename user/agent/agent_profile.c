@@ -387,14 +387,14 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 /* Removed containers: their series dropped after the grace, the kernel's entries freed with them. */
 static void collect(struct agent_profile *p, double now, bool final)
 {
-	size_t retired;
+	size_t retired, groups;
 	int freed;
 
 	if (final)
 		return;
 	retired = group_series__collect(p->groups, p->reg, now, p->o.series_grace_s);
-	p->st.containers = group_series__nr_groups(p->groups);
-	for (size_t i = 0; i < p->st.containers; i++) {
+	groups = group_series__nr_groups(p->groups);
+	for (size_t i = 0; i < groups; i++) {
 		struct agent_group *g = group_series__at(p->groups, i);
 
 		/* Once its pod is known, or known to be unknowable. */
@@ -411,8 +411,7 @@ static void collect(struct agent_profile *p, double now, bool final)
 	freed = session__forget_removed_groups(p->s);
 	if (freed > 0)
 		p->st.groups_freed += (uint64_t)freed;
-	agent_log("collect", "series_retired=%zu kernel_entries_freed=%d containers=%zu", retired, freed,
-		  p->st.containers);
+	agent_log("collect", "series_retired=%zu kernel_entries_freed=%d containers=%zu", retired, freed, groups);
 }
 
 /* The exact functions' calls since the last read, as costs per second over the time since `since`. */
@@ -562,6 +561,8 @@ double agent_profile__windows(struct agent_profile *p, double now)
 void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st)
 {
 	*st = p->st;
+	/* Of the exposition's moment: a scrape between refreshes makes the groups of rows new since. */
+	st->containers = p->groups ? group_series__nr_groups(p->groups) : 0;
 	st->dropped = p->tot.incomplete;
 	st->orphan_returns = p->tot.orphan_returns;
 	st->discovery_lost = p->tot.discovery_lost;

@@ -17,6 +17,7 @@ struct series {
 	char *lib, *function, *namespace, *pod, *container;
 	bool sampled;
 	enum series_state state;
+	bool unserved;		/* exposed, but no scrape has been served it yet: shown at zero */
 	struct series_values v;		/* base + the last values set */
 	struct series_values base;
 	double calls_at_settle;	/* activity: calls since the last settle */
@@ -31,6 +32,7 @@ struct metrics_registry {
 	uint64_t folded;
 	uint64_t retired;
 	struct series_values other_retired;	/* folded series retired: __other__ keeps their totals */
+	bool other_served;	/* a scrape has been served __other__ (at zero) */
 	const char *const *events;
 	size_t nr_events;
 };
@@ -195,6 +197,14 @@ static void fold(struct metrics_registry *r, struct series *s)
 	r->folded++;
 }
 
+/* A new exposed series starts at zero: metrics_registry__served. */
+static void expose(struct metrics_registry *r, struct series *s)
+{
+	s->state = SERIES_EXPOSED;
+	s->unserved = true;
+	r->exposed++;
+}
+
 void metrics_registry__settle(struct metrics_registry *r)
 {
 	/* One place stays for __other__ once anything is folded: reserve it from the start. */
@@ -212,19 +222,26 @@ void metrics_registry__settle(struct metrics_registry *r)
 		if (s->state != SERIES_NEW)
 			continue;
 		if (r->exposed < room) {
-			s->state = SERIES_EXPOSED;
-			r->exposed++;
+			expose(r, s);
 			continue;
 		}
 		least = least_active_exposed(r);
 		if (least && least->activity < s->activity) {
 			fold(r, least);
-			s->state = SERIES_EXPOSED;
-			r->exposed++;
+			expose(r, s);
 		} else {
 			fold(r, s);
 		}
 	}
+}
+
+void metrics_registry__served(struct metrics_registry *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->series[i].state == SERIES_EXPOSED)
+			r->series[i].unserved = false;
+	if (r->folded)
+		r->other_served = true;
 }
 
 void metrics_registry__clear(struct metrics_registry *r)
@@ -255,6 +272,20 @@ static void add_values(struct series_values *sum, const struct series_values *v)
 	sum->oncpu_s += v->oncpu_s;
 	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
 		sum->events[e] += v->events[e];
+}
+
+/*
+ * What an exposed series shows: its totals, or zero until a scrape has
+ * been served it (the rule of metrics_registry__served). Its histogram is
+ * there from the first, at zero, when it has one.
+ */
+static const struct series_values *shown_values(const struct series_values *v, bool unserved,
+						struct series_values *zero)
+{
+	if (!unserved)
+		return v;
+	*zero = (struct series_values){ .timed = v->timed };
+	return zero;
 }
 
 #define NR_LABELS 6
@@ -331,6 +362,7 @@ void metrics_registry__render(const struct metrics_registry *r, struct prom_buf 
 {
 	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME, .v = r->other_retired };
 	struct prom_label l[NR_LABELS];
+	struct series_values zero;
 
 	for (size_t i = 0; i < r->nr; i++)
 		if (r->series[i].state == SERIES_FOLDED)
@@ -339,10 +371,14 @@ void metrics_registry__render(const struct metrics_registry *r, struct prom_buf 
 		if (families[f].sample == event_sample && !r->nr_events)
 			continue;
 		prom_family(b, families[f].name, families[f].type, families[f].help);
-		for (size_t i = 0; i < r->nr; i++)
-			if (r->series[i].state == SERIES_EXPOSED)
-				families[f].sample(r, b, l, labels_of(&r->series[i], l), &r->series[i].v);
+		for (size_t i = 0; i < r->nr; i++) {
+			const struct series *s = &r->series[i];
+
+			if (s->state == SERIES_EXPOSED)
+				families[f].sample(r, b, l, labels_of(s, l), shown_values(&s->v, s->unserved, &zero));
+		}
 		if (r->folded)
-			families[f].sample(r, b, l, labels_of(&other, l), &other.v);
+			families[f].sample(r, b, l, labels_of(&other, l),
+					   shown_values(&other.v, !r->other_served, &zero));
 	}
 }

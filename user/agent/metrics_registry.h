@@ -60,6 +60,14 @@ void metrics_registry__rebase(struct metrics_registry *r);
  */
 void metrics_registry__settle(struct metrics_registry *r);
 /*
+ * The exposition last rendered answered a scrape. A series is exposed at
+ * zero until a scrape has been served it, and with its totals from the
+ * next exposition on, so that Prometheus sees every series start at 0
+ * and increase() counts its first calls (a short-lived container's,
+ * made between two scrapes, are all its calls). __other__ the same.
+ */
+void metrics_registry__served(struct metrics_registry *r);
+/*
  * Forget every series (the target they described is gone): memory stays
  * bounded however often containers come and go. The next scrape shows
  * none of them; Prometheus marks them stale.
