@@ -390,10 +390,6 @@ def sampling_error(rates):
 
 # Windows an interval must hold for the spread of their rates to say what the estimate's error is.
 MIN_WINDOWS = 20
-# The share of a CPU a CPU-bound caller must have had for the estimate's model to hold: one that
-# shares its CPU loses more of it while a window is open (the agent's and the kernel's work for the
-# window) and comes out low by more than its windows' spread says (docs/agent.md).
-MIN_CALLER_CPU = 0.9
 
 
 def cpu_seconds(pid):
@@ -410,8 +406,10 @@ def test_agent_budget_sampled_counts_match_workload():
     itself, though the probes slow the workload while a window holds them: within 5% and the
     sampling error that the windows' spread leaves (the workload's rate moves between windows
     when other programs run beside it, and the series extrapolate each window's rate). The
-    model holds for a caller that has its CPU: on a machine too busy to give it one, the test
-    says so and skips."""
+    model holds for a caller that has its CPU: one that shares it loses more of it while a window
+    is open (the agent's and the kernel's work for the window) and comes out low, by up to the
+    share of a CPU it lacked (docs/agent.md), which the bound then adds (measured at 89% of a CPU:
+    -10.2% and -5.6%; at 68%: -19.3%)."""
     with tempfile.TemporaryDirectory() as tmp, Agent(["--lib", LIB, "--func", "dlt_test_je", "-v"]) as a:
         a.wait_ready()
         count = os.path.join(tmp, "count")
@@ -440,16 +438,14 @@ def test_agent_budget_sampled_counts_match_workload():
         rates = window_rates(a.text(), w0, w1)
         check(len(rates) >= MIN_WINDOWS, f"{len(rates)} windows in {w1 - w0:.0f} s: {a.text()[-3000:]}")
         se = sampling_error(rates)
+        share = min(1.0, (cpu1 - cpu0) / (w1 - w0))
         # #26: within 5% over a scrape interval for a steady caller; a caller that shares its CPU is
-        # not steady, and 3 standard errors of the windows' spread are added to the bound.
-        bound = 0.05 + 3 * se
+        # not steady, and 3 standard errors of the windows' spread are added to the bound, with the
+        # share of a CPU it lacked, by which it comes out low.
+        bound = 0.05 + 3 * se + (1 - share)
         print(f"{w1 - w0:.0f} s: the workload made {made:,.0f} calls, the series show {shown:,.0f} "
               f"({(shown / made - 1) * 100:+.1f}%); {len(rates)} windows, sampling error {se * 100:.1f}%, "
-              f"bound {bound * 100:.1f}%; the workload had {(cpu1 - cpu0) / (w1 - w0):.0%} of a CPU")
-        share = (cpu1 - cpu0) / (w1 - w0)
-        if share < MIN_CALLER_CPU:
-            raise Skip(f"the workload had {share:.0%} of a CPU (other programs share it): the estimate "
-                       f"({(shown / made - 1) * 100:+.1f}%) is low by an amount no bound of the model covers")
+              f"bound {bound * 100:.1f}%; the workload had {share:.0%} of a CPU")
         check(made > 0 and abs(shown / made - 1) <= bound,
               f"series {shown:.0f} against {made} calls, bound {bound:.1%}: {a.text()[-3000:]}")
         check(a.stop() == 0, f"exit {a.p.returncode}")
