@@ -4,55 +4,64 @@
 
 #include "model/func_summary.h"
 
+/* The rank (1..count) of the call at quantile q of count. */
+static uint64_t quantile_rank(uint64_t count, double q)
+{
+	uint64_t rank = (uint64_t)ceil(q * (double)count);
+
+	return rank < 1 ? 1 : rank > count ? count : rank;
+}
+
+/* The bucket that holds the rank-th call, and in *before the calls of the buckets below it; HIST_BUCKETS: none. */
+static uint32_t bucket_of_rank(const __u64 *hist, uint64_t rank, uint64_t *before)
+{
+	uint64_t seen = 0;
+	uint32_t b;
+
+	for (b = 0; b < HIST_BUCKETS && seen + hist[b] < rank; b++)
+		seen += hist[b];
+	*before = seen;
+	return b;
+}
+
+/* A value read off a bucket never lies outside the calls' own least and most. */
+static uint64_t within_seen(uint64_t v, uint64_t min_ns, uint64_t max_ns)
+{
+	if (v < min_ns)
+		v = min_ns;
+	if (max_ns && v > max_ns)
+		v = max_ns;
+	return v;
+}
+
 uint64_t hist_quantile(const __u64 *hist, uint64_t count, double q,
 		       uint64_t min_ns, uint64_t max_ns)
 {
-	uint64_t rank, seen = 0, v;
+	uint64_t before;
+	uint32_t b;
 
 	if (!count)
 		return 0;
-	rank = (uint64_t)ceil(q * (double)count);
-	if (rank < 1)
-		rank = 1;
-	if (rank > count)
-		rank = count;
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
-		seen += hist[b];
-		if (seen < rank)
-			continue;
-		v = hist_bucket_low(b) + (hist_bucket_width(b) - 1) / 2;
-		if (v < min_ns)
-			v = min_ns;
-		if (max_ns && v > max_ns)
-			v = max_ns;
-		return v;
-	}
-	return max_ns;
+	b = bucket_of_rank(hist, quantile_rank(count, q), &before);
+	if (b == HIST_BUCKETS)
+		return max_ns;
+	return within_seen(hist_bucket_low(b) + (hist_bucket_width(b) - 1) / 2, min_ns, max_ns);
 }
 
 uint64_t hist_quantile_even(const __u64 *hist, uint64_t count, double q, uint64_t min_ns, uint64_t max_ns)
 {
-	uint64_t rank, seen = 0, v;
+	uint64_t rank, before;
+	uint32_t b;
 
 	if (!count)
 		return 0;
-	rank = (uint64_t)ceil(q * (double)count);
-	rank = rank < 1 ? 1 : rank > count ? count : rank;
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
-		if (seen + hist[b] < rank) {
-			seen += hist[b];
-			continue;
-		}
-		/* The rank-th of the bucket's calls, each in the middle of its even share. */
-		v = hist_bucket_low(b) + (uint64_t)((double)hist_bucket_width(b) * ((double)(rank - seen) - 0.5) /
-						     (double)hist[b]);
-		if (v < min_ns)
-			v = min_ns;
-		if (max_ns && v > max_ns)
-			v = max_ns;
-		return v;
-	}
-	return max_ns;
+	rank = quantile_rank(count, q);
+	b = bucket_of_rank(hist, rank, &before);
+	if (b == HIST_BUCKETS)
+		return max_ns;
+	/* The rank-th of the bucket's calls, each in the middle of its even share. */
+	return within_seen(hist_bucket_low(b) + (uint64_t)((double)hist_bucket_width(b) * ((double)(rank - before) - 0.5) /
+							    (double)hist[b]), min_ns, max_ns);
 }
 
 void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls)
