@@ -116,10 +116,11 @@ def reachable_copies(*paths):
         yield copies
 
 
-def start_profiler(extra, cpu=None):
+def start_profiler(extra, cpu=None, json_doc=True):
     """The profiler in the background (-p or every process), once it says it attached;
-    on one CPU if cpu is given."""
-    prof = subprocess.Popen(base_args(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    on one CPU if cpu is given; without --json when json_doc is false (--format refuses it)."""
+    args = base_args(extra) if json_doc else [DLPROF] + (["--attach", ATTACH] if ATTACH else []) + list(extra)
+    prof = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=pinned_to(cpu))
     seen = []
     while True:
