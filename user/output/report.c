@@ -126,7 +126,8 @@ bool report_uncertain_note(char *buf, size_t sz, int uncertain)
 	if (!uncertain)
 		return false;
 	snprintf(buf, sz, "? %d function%s mostly %s nested calls' probes: their cost beyond the least taken off "
-		 "may be more than a quarter of what is shown; profile fewer functions (--func, --exclude) to time %s",
+		 "may be more than a quarter of what is shown; profile fewer functions (--func, --exclude), or only "
+		 "those the program imports (--boundary), to time %s",
 		 uncertain, uncertain == 1 ? "'s time is" : "s' times are", uncertain == 1 ? "its" : "their",
 		 uncertain == 1 ? "it" : "them");
 	return true;
