@@ -425,9 +425,10 @@ static int boundary_imports(const struct probe_selection *opts, pid_t pid, struc
 			 "modules import");
 	else if (ret == -ESRCH)
 		snprintf(err, err_sz, "process %d not found", (int)pid);
+	else if (ret && pid > 0)
+		snprintf(err, err_sz, "cannot read what process %d imports: %s", (int)pid, strerror(-ret));
 	else if (ret)
-		snprintf(err, err_sz, "cannot read what %s%.0d imports: %s", pid > 0 ? "process " : opts->program,
-			 pid > 0 ? (int)pid : 0, strerror(-ret));
+		snprintf(err, err_sz, "cannot read what %s imports: %s", opts->program, strerror(-ret));
 	return ret;
 }
 
