@@ -25,12 +25,6 @@ from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 from promserver import prometheus, promql, require_prometheus
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 LOGFMT = re.compile(r'^ts=\S+ event=[a-z_]+( [a-z_]+=("([^"\\]|\\.)*"|\S*))*$')
 
 

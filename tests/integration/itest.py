@@ -16,10 +16,13 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 DLPROF = os.environ.get("DLPROF", "")
 DRIVER = os.environ.get("DLTEST_DRIVER", "")
@@ -90,6 +93,24 @@ def start_profiler_on(pid, libs, extra=()):
     for lib in libs:
         args += ["--lib", lib]
     return start_profiler(args + ["-p", str(pid)])
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=5):
+    """(status, body); status 0 when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+    except (urllib.error.URLError, ConnectionError, socket.timeout):
+        return 0, ""
 
 
 def pinned_to(cpu):

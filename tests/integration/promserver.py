@@ -7,32 +7,12 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
-from itest import Skip, check
-
-
-def http_get(url, timeout=5):
-    """(status, body); status 0 when nothing answers."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
-    except (urllib.error.URLError, ConnectionError, socket.timeout):
-        return 0, ""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from itest import Skip, check, free_port, http_get
 
 
 def require_prometheus():

@@ -23,7 +23,7 @@ import sys
 # One runner, one Skip and one check for every test script (tests/integration/itest.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import itest  # noqa: E402
-from itest import SKIP, Skip, check, require_bpf  # noqa: E402,F401
+from itest import SKIP, Skip, check, free_port, http_get, require_bpf  # noqa: E402,F401
 
 TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DLPROF = os.environ.get("DLPROF", "")
@@ -231,27 +231,6 @@ def profile_driver_by_name(profiler_cmd, calls=5000, driver_user=None):
 
 def calls_of(doc, name):
     return sum(f["calls"] for f in (doc or {}).get("functions", []) if f["name"] == name)
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url, timeout=5):
-    """(status, body); status 0 when nothing answers."""
-    import socket
-    import urllib.error
-    import urllib.request
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
-    except (urllib.error.URLError, ConnectionError, socket.timeout):
-        return 0, ""
 
 
 def require_agent(binary):
