@@ -314,6 +314,20 @@ static long call_rounds(long_fn fn, enum arg_kind kind, const long *args)
 	return sum;
 }
 
+/* The test library, read for its functions and loaded to call them; the test needs uprobes. */
+static void *oracle_lib_open(const char *path, struct placetest_lib *lib)
+{
+	void *dl;
+
+	need_uprobes();
+	if (!path || !path[0])
+		fail_msg("PLACETEST_LIB is not set: run this test through meson test");
+	assert_int_equal(placetest_lib_open(path, lib), 0);
+	dl = dlopen(path, RTLD_NOW);
+	assert_non_null(dl);
+	return dl;
+}
+
 /*
  * A uprobe and a uretprobe at the placed offset fire once per call, like a
  * uprobe at the entry, with branches taken and not, loops run or not; the
@@ -328,12 +342,7 @@ static void test_counts(void **state)
 	size_t i;
 
 	(void)state;
-	need_uprobes();
-	if (!path || !path[0])
-		fail_msg("PLACETEST_LIB is not set: run this test through meson test");
-	assert_int_equal(placetest_lib_open(path, &lib), 0);
-	dl = dlopen(path, RTLD_NOW);
-	assert_non_null(dl);
+	dl = oracle_lib_open(path, &lib);
 	for (i = 0; i < sizeof(callable) / sizeof(callable[0]); i++) {
 		const struct elf_func *f = placetest_find(&lib, callable[i].name);
 		long_fn fn = (long_fn)(uintptr_t)dlsym(dl, callable[i].name);
@@ -401,12 +410,7 @@ static void test_counts_head_jumps(void **state)
 	size_t i;
 
 	(void)state;
-	need_uprobes();
-	if (!path || !path[0])
-		fail_msg("PLACETEST_LIB is not set: run this test through meson test");
-	assert_int_equal(placetest_lib_open(path, &lib), 0);
-	dl = dlopen(path, RTLD_NOW);
-	assert_non_null(dl);
+	dl = oracle_lib_open(path, &lib);
 	for (i = 0; i < sizeof(head_jumps) / sizeof(head_jumps[0]); i++) {
 		const struct elf_func *f = placetest_find(&lib, head_jumps[i].name);
 		long_fn fn = (long_fn)(uintptr_t)dlsym(dl, head_jumps[i].name);
@@ -444,12 +448,7 @@ static void test_misemulation(void **state)
 	int fd;
 
 	(void)state;
-	need_uprobes();
-	if (!path || !path[0])
-		fail_msg("PLACETEST_LIB is not set: run this test through meson test");
-	assert_int_equal(placetest_lib_open(path, &lib), 0);
-	dl = dlopen(path, RTLD_NOW);
-	assert_non_null(dl);
+	dl = oracle_lib_open(path, &lib);
 	fn = (long_fn)(uintptr_t)dlsym(dl, "pt_vex_first");
 	f = placetest_find(&lib, "pt_vex_first");
 	assert_non_null(fn);
