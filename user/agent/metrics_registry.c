@@ -322,11 +322,12 @@ static void duration_sample(const struct metrics_registry *r, struct prom_buf *b
 		return;
 	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
 		duration_bound_label(k, le, sizeof(le));
-		prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", le, v->duration_le[k]);
+		prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", le,
+			    v->duration_le[duration_bound_bucket(k)]);
 	}
-	prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", "+Inf", v->duration_le[DURATION_BOUNDS]);
+	prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", "+Inf", v->duration_le[DURATION_BUCKETS - 1]);
 	prom_sample(b, "dlprof_call_duration_seconds_sum", l, nl, NULL, NULL, v->duration_sum_s);
-	prom_sample(b, "dlprof_call_duration_seconds_count", l, nl, NULL, NULL, v->duration_le[DURATION_BOUNDS]);
+	prom_sample(b, "dlprof_call_duration_seconds_count", l, nl, NULL, NULL, v->duration_le[DURATION_BUCKETS - 1]);
 }
 
 static void oncpu_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
