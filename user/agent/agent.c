@@ -20,6 +20,7 @@
 #include "agent/agent_target.h"
 #include "agent/http_server.h"
 #include "agent/metrics_registry.h"
+#include "agent/prom_proto.h"
 #include "probe/session.h"
 #include "util/clock.h"
 
@@ -78,6 +79,23 @@ static const char *not_ready(const struct agent *a)
 	return NULL;
 }
 
+/* The same exposition in protobuf, for the scrapers that ask for native histograms. */
+static void publish_proto(struct agent *a)
+{
+	struct prom_buf pb = { .proto = prom_proto__new() };
+	char *data;
+	size_t len;
+
+	if (!pb.proto)
+		return;
+	metrics_registry__render(a->reg, &pb);
+	agent_self_render(&a->self, &pb);
+	data = prom_proto__take(pb.proto, &len);
+	if (data)
+		http_server__publish_proto(a->http, data, len);
+	prom_proto__free(pb.proto);
+}
+
 static void publish(struct agent *a)
 {
 	struct prom_buf b = {};
@@ -94,6 +112,8 @@ static void publish(struct agent *a)
 	}
 	metrics_registry__render(a->reg, &b);
 	agent_self_render(&a->self, &b);
+	if (!b.failed && http_server__wants_proto(a->http))
+		publish_proto(a);
 	if (b.failed) {
 		prom_buf_free(&b);
 		return;		/* the last good exposition stays */

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""dlprof-bpf agent's exports to the fleet's own tools: the protobuf
+exposition decoded with Prometheus' own metrics.proto, Debian's Prometheus
+(native histograms on) scraping it and answering histogram_quantile over
+the native histogram, and OTLP/HTTP pushes decoded by a receiver built from
+the OpenTelemetry .proto files (otlpserver.py), stopped and started again
+mid-run. Runner and helpers: itest.py."""
+import importlib.util
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+from agent_test import Agent, calls, samples, wait_value
+from promserver import prometheus, promql, require_prometheus
+
+SOURCE = os.path.dirname(os.path.abspath(__file__))
+PROM_PROTO = "/usr/share/gocode/src/github.com/prometheus/client_model/io/prometheus/client/metrics.proto"
+ACCEPT_PROTO = ("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,"
+                "text/plain;version=0.0.4;q=0.3")
+# One bucket of schema 4: a factor of 2^(1/16).
+BUCKET = 2 ** (1 / 16)
+
+
+def require_protoc():
+    """protoc and Python's protobuf: Debian's python3-protobuf, also under another Python 3.11."""
+    try:
+        import google.protobuf  # noqa: F401
+    except ImportError:
+        sys.path.append(f"/usr/lib/python3/dist-packages")
+        try:
+            import google.protobuf  # noqa: F401,F811
+        except ImportError:
+            raise Skip("python3-protobuf missing: scripts/deps installs it")
+    if not os.path.exists(PROM_PROTO) or subprocess.run(["which", "protoc"], capture_output=True).returncode:
+        raise Skip("protoc or Prometheus' metrics.proto missing: scripts/deps installs them")
+
+
+def prom_pb2(tmp):
+    """io.prometheus.client's Python classes, compiled from the .proto the agent's build uses."""
+    root = PROM_PROTO.split("/io/prometheus/client/")[0]
+    subprocess.run(["protoc", f"-I{root}", "-I/usr/include", f"--python_out={tmp}", PROM_PROTO], check=True)
+    # By its path: the package "io" would be Python's own.
+    spec = importlib.util.spec_from_file_location("metrics_pb2", f"{tmp}/io/prometheus/client/metrics_pb2.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def scrape_proto(port):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Accept": ACCEPT_PROTO})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return r.headers.get("Content-Type"), r.read()
+
+
+def families(pb2, data):
+    """The delimited stream's MetricFamily messages, by name."""
+    from google.protobuf.internal.decoder import _DecodeVarint32
+    out, pos = {}, 0
+    while pos < len(data):
+        size, pos = _DecodeVarint32(data, pos)
+        mf = pb2.MetricFamily()
+        mf.ParseFromString(data[pos:pos + size])
+        out[mf.name] = mf
+        pos += size
+    return out
+
+
+def native_buckets(h):
+    """{index: count} from spans and deltas, as Prometheus reads them."""
+    out, i, c, d = {}, 0, 0, 0
+    for s in h.positive_span:
+        i += s.offset
+        for _ in range(s.length):
+            c += h.positive_delta[d]
+            d += 1
+            out[i] = c
+            i += 1
+    return out
+
+
+@modes("session")
+def test_agent_protobuf_exposition():
+    """The protobuf answer carries every family of the text one, with the same values; the
+    duration histogram has the classic buckets of the text and native ones at schema 4 whose
+    counts add up to the histogram's count, the workload's."""
+    require_protoc()
+    n = 5000
+    with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off"]) as a, \
+            tempfile.TemporaryDirectory(prefix="dlprof-pb.") as tmp:
+        pb2 = prom_pb2(tmp)
+        a.wait_ready()
+        scrape_proto(a.port)	# the first protobuf ask: the agent renders it from now on
+        subprocess.run([DRIVER, "count", str(n)], check=True, capture_output=True)
+        text = wait_value(a, lambda t: calls(t, "dlt_add"), n)
+        ctype, data = scrape_proto(a.port)
+        check(ctype.startswith("application/vnd.google.protobuf"), f"Content-Type {ctype}")
+        fams = families(pb2, data)
+        text_names = {l.split()[2] for l in text.splitlines() if l.startswith("# TYPE ")}
+        check(set(fams) == text_names, f"families: protobuf {sorted(fams)}, text {sorted(text_names)}")
+        (m,) = [m for m in fams["dlprof_calls_total"].metric
+                if {l.name: l.value for l in m.label}.get("function") == "dlt_add"]
+        check(m.counter.value == n, f"calls {m.counter.value}")
+        (m,) = [m for m in fams["dlprof_call_duration_seconds"].metric
+                if {l.name: l.value for l in m.label}.get("function") == "dlt_add"]
+        h = m.histogram
+        text_buckets = [v for lbl, v in samples(text, "dlprof_call_duration_seconds_bucket").items()
+                        if 'function="dlt_add"' in lbl and "+Inf" not in lbl]
+        check([b.cumulative_count for b in h.bucket] == text_buckets, f"classic {h.bucket} text {text_buckets}")
+        nb = native_buckets(h)
+        print(f"{n} calls: native schema {h.schema}, {len(nb)} buckets, zero {h.zero_count}, "
+              f"from {2 ** ((min(nb) - 1) / 16):.3g} s to {2 ** (max(nb) / 16):.3g} s")
+        check(h.schema == 4 and h.sample_count == n and h.zero_count + sum(nb.values()) == n,
+              f"schema {h.schema}, count {h.sample_count}, buckets {nb}, zero {h.zero_count}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+def cli_percentiles(cmd):
+    """The CLI's p50 and p99 of dlt_nap over cmd's calls, in seconds, and its call count."""
+    rc, doc, err = run_profiled(cmd, ["--func", "dlt_nap"])
+    check(rc == 0 and doc, f"profiler: {rc} {err}")
+    f = func(doc, "dlt_nap")
+    return f["p50_ns"] / 1e9, f["p99_ns"] / 1e9, f["calls"]
+
+
+@modes("session")
+def test_agent_native_histogram_quantiles_in_prometheus():
+    """Debian's Prometheus with native histograms scrapes the agent over protobuf: the series
+    is a native histogram of the workload's count, and histogram_quantile over it is within
+    a bucket of the p50 and p99 the CLI reads from the same calls."""
+    require_prometheus()
+    cmd = ["sh", "-c", f"{DRIVER} nap 1 300; {DRIVER} nap 5 12"]
+    query = 'dlprof_call_duration_seconds{function="dlt_nap"}'
+    with Agent(["--lib", LIB, "--func", "dlt_nap", "--max-overhead", "off", "--refresh", "1"]) as a, \
+            prometheus(f"127.0.0.1:{a.port}", extra_args=["--enable-feature=native-histograms"]) as url:
+        a.wait_ready()
+        deadline = time.time() + 30
+        while [v for _, v in promql(url, f'up{{instance="127.0.0.1:{a.port}"}}')] != [1.0]:
+            check(time.time() < deadline, f"Prometheus does not reach the agent: {promql(url, 'up')}")
+            time.sleep(0.2)
+        p50, p99, n = cli_percentiles(cmd)
+        check(n == 312, f"the CLI counted {n} calls")
+        deadline = time.time() + 30
+        while [v for _, v in promql(url, f"histogram_count({query})")] != [n]:
+            check(time.time() < deadline, f"Prometheus' native histogram never counted {n}: "
+                                          f"{promql(url, f'histogram_count({query})')}")
+            time.sleep(0.5)
+        check(not promql(url, 'dlprof_call_duration_seconds_bucket{function="dlt_nap"}'),
+              "Prometheus stored classic buckets: it did not take the native histogram")
+        for q, want in ((0.5, p50), (0.99, p99)):
+            (_, got), = promql(url, f"histogram_quantile({q}, {query})")
+            off = abs(math.log(got / want, BUCKET))
+            print(f"p{q * 100:g}: Prometheus {got * 1e3:.4f} ms, CLI {want * 1e3:.4f} ms, {off:.2f} buckets apart")
+            check(off <= 1, f"p{q * 100:g}: Prometheus {got} s, CLI {want} s: {off:.2f} buckets apart")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
