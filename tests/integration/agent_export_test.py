@@ -19,6 +19,7 @@ import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 from agent_test import Agent, calls, samples, wait_value
 from promserver import prometheus, promql, require_prometheus
+from otlpserver import Receiver, require_protobuf
 
 SOURCE = os.path.dirname(os.path.abspath(__file__))
 PROM_PROTO = "/usr/share/gocode/src/github.com/prometheus/client_model/io/prometheus/client/metrics.proto"
@@ -159,6 +160,103 @@ def test_agent_native_histogram_quantiles_in_prometheus():
             print(f"p{q * 100:g}: Prometheus {got * 1e3:.4f} ms, CLI {want * 1e3:.4f} ms, {off:.2f} buckets apart")
             check(off <= 1, f"p{q * 100:g}: Prometheus {got} s, CLI {want} s: {off:.2f} buckets apart")
         check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+def attrs(kvs):
+    return {kv.key: kv.value.string_value for kv in kvs}
+
+
+def points(req, name):
+    """[(resource attributes, point attributes, point)] of every metric called name in req."""
+    out = []
+    for rm in req.resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.name != name:
+                    continue
+                data = getattr(m, m.WhichOneof("data"))
+                out += [(attrs(rm.resource.attributes), attrs(p.attributes), p) for p in data.data_points]
+    return out
+
+
+def otlp_calls(req, function):
+    if req is None:
+        return None
+    got = [p.as_double for _, a, p in points(req, "dlprof.calls") if a.get("code.function.name") == function]
+    return got[0] if len(got) == 1 else got
+
+
+def wait_push(receiver, function, want, timeout=30):
+    """The first request from now on whose calls of function are want."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        headers, req = receiver.last()
+        if otlp_calls(req, function) == want:
+            return headers, req
+        time.sleep(0.2)
+    raise AssertionError(f"no push with {want} calls of {function}: last {otlp_calls(receiver.last()[1], function)}")
+
+
+def check_push(req, lib, n):
+    """Names, attributes, counts and the exponential histogram of dlt_add's n calls."""
+    (res, a, p), = [x for x in points(req, "dlprof.calls") if x[1].get("code.function.name") == "dlt_add"]
+    check(res.get("service.name") == "dlprof-bpf" and res.get("host.name") and a.get("dlprof.library") == lib,
+          f"resource {res}, attributes {a}")
+    (_, _, h), = [x for x in points(req, "dlprof.call.duration") if x[1].get("code.function.name") == "dlt_add"]
+    buckets = list(h.positive.bucket_counts)
+    check(h.scale == 4 and h.count == n and h.zero_count + sum(buckets) == n and h.sum > 0,
+          f"exponential histogram: scale {h.scale} count {h.count} zero {h.zero_count} buckets {sum(buckets)} sum {h.sum}")
+    check(h.start_time_unix_nano < h.time_unix_nano and p.start_time_unix_nano == h.start_time_unix_nano,
+          "start and point times")
+    (_, _, c), = [x for x in points(req, "dlprof.cpu.time") if x[1].get("code.function.name") == "dlt_add"]
+    check(0 < c.as_double <= h.sum, f"on-CPU {c.as_double} s, wall {h.sum} s")
+    return h
+
+
+def metric_value(text, name):
+    return samples(text, name).get("", -1)
+
+
+@modes("session")
+def test_agent_otlp_push_survives_collector_restart():
+    """The agent pushes OTLP/HTTP to the endpoint and headers OpenTelemetry's variables name;
+    the receiver decodes each push with the official .proto: names, resource and point
+    attributes, calls and the exponential histogram's count and buckets are the workload's.
+    The receiver stops mid-run: the agent keeps serving, retries, drops what its queue
+    cannot hold and counts it; started again, it gets the exact totals, calls made while
+    it was down included."""
+    require_protobuf()
+    first, second = 3000, 2000
+    rx = Receiver().start()
+    env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{rx.port}",
+               OTEL_EXPORTER_OTLP_HEADERS="x-tenant=team%20a, x-scope = dlprof", OTEL_METRIC_EXPORT_INTERVAL="1000")
+    try:
+        with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off"], env=env) as a:
+            a.wait_ready()
+            subprocess.run([DRIVER, "count", str(first)], check=True, capture_output=True)
+            text = wait_value(a, lambda t: calls(t, "dlt_add"), first)
+            (lib,) = {l.split('lib="')[1].split('"')[0] for l in samples(text, "dlprof_calls_total") if "dlt_add" in l}
+            headers, req = wait_push(rx, "dlt_add", first)
+            check(headers.get("x-tenant") == "team a" and headers.get("x-scope") == "dlprof", f"headers {headers}")
+            h = check_push(req, lib, first)
+            print(f"{first} calls pushed: {len(h.positive.bucket_counts)} buckets from offset {h.positive.offset}")
+            rx.stop()
+            down = time.time()
+            subprocess.run([DRIVER, "count", str(second)], check=True, capture_output=True)
+            time.sleep(10)
+            text = a.metrics()
+            dropped, failures = metric_value(text, "dlprof_agent_otlp_dropped_total"), metric_value(text, "dlprof_agent_otlp_failures_total")
+            print(f"receiver down {time.time() - down:.1f} s: {failures:.0f} failed attempts, {dropped:.0f} requests dropped")
+            check(a.p.poll() is None and dropped > 0 and failures > 0, f"dropped {dropped}, failures {failures}")
+            rx.start()
+            _, req = wait_push(rx, "dlt_add", first + second)
+            check_push(req, lib, first + second)
+            ((_, _, d),) = points(req, "dlprof.agent.otlp.dropped")
+            check(d.as_double >= dropped, f"the push says {d.as_double} dropped, /metrics {dropped}")
+            check(a.stop() == 0, f"exit {a.p.returncode}: {a.text()[-2000:]}")
+    finally:
+        if rx.server:
+            rx.stop()
 
 
 if __name__ == "__main__":

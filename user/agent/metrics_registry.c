@@ -381,6 +381,24 @@ static const struct {
 	{ "dlprof_event_total", "counter", "Perf event counts during the timed calls, per thread", event_sample },
 };
 
+void metrics_registry__each(const struct metrics_registry *r, metrics_registry_each_fn fn, void *ctx)
+{
+	struct series_values other = r->other_retired;
+
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct series *s = &r->series[i];
+
+		if (s->state == SERIES_FOLDED)
+			add_values(&other, &s->v);
+		if (s->state != SERIES_EXPOSED)
+			continue;
+		fn(ctx, &(struct series_labels){ s->lib, s->function, s->namespace, s->pod, s->container, s->sampled },
+		   &s->v);
+	}
+	if (r->folded)
+		fn(ctx, &(struct series_labels){ .lib = OTHER_NAME, .function = OTHER_NAME }, &other);
+}
+
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b)
 {
 	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME, .v = r->other_retired };
