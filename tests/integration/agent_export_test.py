@@ -259,5 +259,27 @@ def test_agent_otlp_push_survives_collector_restart():
             rx.stop()
 
 
+@modes("session")
+def test_agent_otlp_bad_settings():
+    """A bad endpoint, header list, interval or CA file is one line naming it, exit 2, before
+    anything is attached."""
+    base = [DLPROF, "agent", "--lib", LIB, "--listen", f"127.0.0.1:{free_port()}"]
+    env = dict(os.environ)
+    cases = [
+        (["--otlp-endpoint", "collector:4318"], {}, "--otlp-endpoint: 'collector:4318' is not an http"),
+        (["--otlp-interval", "0"], {}, "--otlp-interval"),
+        ([], {"OTEL_EXPORTER_OTLP_ENDPOINT": "grpc://c:4317"}, "(from OTEL_EXPORTER_OTLP_ENDPOINT)"),
+        ([], {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "c:4318/v1/metrics"}, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+        (["--otlp-endpoint", "http://c:4318"], {"OTEL_EXPORTER_OTLP_HEADERS": "api-key"}, "OTEL_EXPORTER_OTLP_HEADERS"),
+        (["--otlp-endpoint", "http://c:4318"], {"OTEL_METRIC_EXPORT_INTERVAL": "soon"}, "OTEL_METRIC_EXPORT_INTERVAL"),
+        (["--otlp-endpoint", "https://c:4318"], {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"},
+         "cannot read '/nonexistent/ca.pem'"),
+    ]
+    for args, extra_env, needle in cases:
+        expect_error(base + args, needle, env=dict(env, **extra_env))
+        p = subprocess.run(base + args, capture_output=True, text=True, timeout=60, env=dict(env, **extra_env))
+        check(p.returncode == 2, f"{args} {extra_env}: exit {p.returncode}")
+
+
 if __name__ == "__main__":
     sys.exit(itest.run(globals()))
