@@ -260,6 +260,44 @@ def test_agent_otlp_push_survives_collector_restart():
 
 
 @modes("session")
+def test_agent_otlp_push_over_tls():
+    """An https endpoint: the agent checks its certificate against OTEL_EXPORTER_OTLP_CERTIFICATE
+    and pushes; without that CA it cannot (the certificate is the test's own), and says so in
+    its failure count while the calls stay served on /metrics."""
+    require_protobuf()
+    n = 1234
+    with tempfile.TemporaryDirectory(prefix="dlprof-tls.") as tmp:
+        cert, key = f"{tmp}/cert.pem", f"{tmp}/key.pem"
+        p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                           capture_output=True, text=True)
+        if p.returncode:
+            raise Skip(f"openssl cannot make a test certificate: {p.stderr.strip()[-200:]}")
+        rx = Receiver(tls=(cert, key)).start()
+        try:
+            url = f"https://127.0.0.1:{rx.port}"
+            for ca, want in ((cert, n), (None, None)):
+                env = dict(os.environ, OTEL_METRIC_EXPORT_INTERVAL="500")
+                if ca:
+                    env["OTEL_EXPORTER_OTLP_CERTIFICATE"] = ca
+                before = rx.count()
+                with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off", "--otlp-endpoint", url],
+                           env=env) as a:
+                    a.wait_ready()
+                    subprocess.run([DRIVER, "count", str(n)], check=True, capture_output=True)
+                    wait_value(a, lambda t: calls(t, "dlt_add"), n)
+                    if want:
+                        check_push(wait_push(rx, "dlt_add", n)[1], LIB.rsplit("/", 1)[-1], n)
+                    else:
+                        wait_value(a, lambda t: metric_value(t, "dlprof_agent_otlp_failures_total") > 0, True)
+                        check(rx.count() == before, "a push got through without the CA")
+                        check(metric_value(a.metrics(), "dlprof_agent_otlp_sent_total") == 0, "sent without the CA")
+                    check(a.stop() == 0, f"exit {a.p.returncode}")
+        finally:
+            rx.stop()
+
+
+@modes("session")
 def test_agent_otlp_bad_settings():
     """A bad endpoint, header list, interval or CA file is one line naming it, exit 2, before
     anything is attached."""

@@ -3,10 +3,11 @@
 Python classes that protoc compiles from the OpenTelemetry .proto files the
 agent's build uses (third_party/opentelemetry-proto); each request kept with
 its headers. It can be stopped (the port then refuses connections) and
-started again on the same port."""
+started again on the same port, and serve https with a certificate of the test's."""
 import http.server
 import importlib
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -51,8 +52,10 @@ def service_pb2():
 
 
 class Receiver:
-    def __init__(self, port=None):
+    def __init__(self, port=None, tls=None):
+        """tls: (certificate file, key file) to serve https."""
         self.port = port or free_port()
+        self.tls = tls
         self.requests = []	# (headers dict, ExportMetricsServiceRequest)
         self.lock = threading.Lock()
         self.server = None
@@ -82,6 +85,10 @@ class Receiver:
 
         http.server.ThreadingHTTPServer.allow_reuse_address = True
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
