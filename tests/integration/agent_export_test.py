@@ -260,6 +260,26 @@ def test_agent_otlp_push_survives_collector_restart():
 
 
 @modes("session")
+def test_agent_otlp_last_push_at_sigterm():
+    """With a push due only a minute from now, SIGTERM still pushes the final counts once."""
+    require_protobuf()
+    n = 4321
+    rx = Receiver().start()
+    try:
+        with Agent(["--lib", LIB, "--func", "dlt_add", "--max-overhead", "off",
+                    "--otlp-endpoint", f"http://127.0.0.1:{rx.port}", "--otlp-interval", "60"]) as a:
+            a.wait_ready()
+            subprocess.run([DRIVER, "count", str(n)], check=True, capture_output=True)
+            wait_value(a, lambda t: calls(t, "dlt_add"), n)
+            check(rx.count() == 0, f"{rx.count()} pushes before the interval")
+            check(a.stop() == 0, f"exit {a.p.returncode}")
+        check(rx.count() == 1 and otlp_calls(rx.last()[1], "dlt_add") == n,
+              f"{rx.count()} pushes, the last with {otlp_calls(rx.last()[1], 'dlt_add')} calls")
+    finally:
+        rx.stop()
+
+
+@modes("session")
 def test_agent_otlp_push_over_tls():
     """An https endpoint: the agent checks its certificate against OTEL_EXPORTER_OTLP_CERTIFICATE
     and pushes; without that CA it cannot (the certificate is the test's own), and says so in

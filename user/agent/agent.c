@@ -29,6 +29,8 @@
 /* The share of the time sampling windows hold their probes; how long each lasts is the attach mode's. */
 #define MIN_DUTY 0.002
 #define MAX_DUTY 0.2
+/* At SIGTERM the last push gets this long to go out, so that a short run's calls all arrive. */
+#define OTLP_LAST_PUSH_S 2.0
 /* Without probes (a reload failed, the target went away), the agent tries again this often. */
 #define RETRY_S 10.0
 
@@ -488,8 +490,12 @@ int agent_run(const struct agent_opts *o)
 		goto cleanup;
 	tick(&a, false);
 	ret = loop(&a);
-	/* The flush: the last counts read and served before the probes go. */
+	/* The flush: the last counts read and served (and pushed) before the probes go. */
 	tick(&a, true);
+	if (a.otlp) {
+		push_otlp(&a);
+		otlp_push__drain(a.otlp, OTLP_LAST_PUSH_S);
+	}
 	agent_log("flush", "series=%zu folded=%llu", metrics_registry__exposed(a.reg),
 		  (unsigned long long)metrics_registry__folded(a.reg));
 	status = ret ? 1 : 0;

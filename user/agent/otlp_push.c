@@ -22,6 +22,8 @@ struct otlp_push {
 	bool started;
 	pthread_mutex_t lock;		/* the fields below */
 	pthread_cond_t wake;
+	pthread_cond_t idle;		/* nothing queued or in flight any more */
+	bool busy;			/* a request is in flight */
 	struct request queue[OTLP_QUEUE_MAX];
 	size_t head, n;
 	bool stop;
@@ -191,6 +193,7 @@ static void *run(void *arg)
 				continue;
 			}
 			r = pop(p);
+			p->busy = true;
 		}
 		pthread_mutex_unlock(&p->lock);
 		ret = send_one(p, &r);
@@ -208,6 +211,9 @@ static void *run(void *arg)
 			p->st.dropped++;
 		free(r.data);
 		r = (struct request){};
+		p->busy = false;
+		if (!p->n)
+			pthread_cond_broadcast(&p->idle);
 		if (ret > 0)
 			backoff = OTLP_BACKOFF_FIRST_S;
 	}
@@ -226,6 +232,22 @@ void otlp_push__enqueue(struct otlp_push *p, uint8_t *data, size_t len)
 	p->queue[(p->head + p->n) % OTLP_QUEUE_MAX] = (struct request){ data, len };
 	p->n++;
 	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void otlp_push__drain(struct otlp_push *p, double timeout_s)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)timeout_s;
+	until.tv_nsec += (long)((timeout_s - (double)(time_t)timeout_s) * 1e9);
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&p->lock);
+	while (p->n || p->busy)
+		if (pthread_cond_timedwait(&p->idle, &p->lock, &until))
+			break;
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -278,6 +300,7 @@ struct otlp_push *otlp_push__new(const struct otlp_push_opts *o, char *err, size
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
+	pthread_cond_init(&p->idle, NULL);
 	if (setup_curl(p, o, err, err_sz))
 		goto fail;
 	if (pthread_create(&p->thread, NULL, run, p)) {
@@ -308,5 +331,6 @@ void otlp_push__free(struct otlp_push *p)
 	curl_slist_free_all(p->headers);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
+	pthread_cond_destroy(&p->idle);
 	free(p);
 }

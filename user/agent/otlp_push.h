@@ -44,6 +44,8 @@ struct otlp_push *otlp_push__new(const struct otlp_push_opts *o, char *err, size
 /* Queue a request (taken over, malloc'd). */
 void otlp_push__enqueue(struct otlp_push *p, uint8_t *data, size_t len);
 void otlp_push__stats(struct otlp_push *p, struct otlp_push_stats *st);
+/* Waits until every queued request is sent or given up, at most timeout_s. */
+void otlp_push__drain(struct otlp_push *p, double timeout_s);
 /* Stops the thread: a request in flight is given up to OTLP_TIMEOUT_S, queued ones are dropped. */
 void otlp_push__free(struct otlp_push *p);
 
