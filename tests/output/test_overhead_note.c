@@ -68,7 +68,7 @@ static void test_note_and_warning(void **state)
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 10.0));
 	assert_string_equal(buf, "the probes cost the targets ~3.95s of CPU in 10.0 s profiled (40% of one CPU): "
 				 "1.00M calls at an emulated pair's 1.00us, 200000 calls at a single-stepped pair's "
-				 "10.0us, 100000 entry-only calls at an entry probe's");
+				 "10.0us, 100000 entry-only calls at a single-stepped entry probe's 9.50us");
 	assert_true(overhead_warning(buf, sizeof(buf), &o, 10.0, &r));
 	assert_string_equal(buf, "the probes cost the targets ~3.95s of CPU in 10.0 s profiled (40% of one CPU), "
 				 "most in zlibVersion ~2.00s (single-stepped), adler32 ~1.00s (emulated), strlen ~950ms "

@@ -46,6 +46,8 @@ void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 		double s = (double)f->s.calls * (double)probe_call_cost_ns(pair_ns, f->stepped, f->entry_only) / 1e9;
 
 		o->calls[probe_kind_of(f->stepped, f->entry_only)] += f->s.calls;
+		if (f->entry_only != ENTRY_ONLY_NO && f->stepped)
+			o->entry_only_stepped += f->s.calls;
 		o->cpu_s += s;
 		if (f->s.calls)
 			rank(o, f, s);

@@ -37,6 +37,7 @@ struct probe_overhead {
 	bool known;				/* calibrated costs were there to charge */
 	double cpu_s;				/* the probes' estimated CPU time in the targets */
 	uint64_t calls[PROBE_KINDS];
+	uint64_t entry_only_stepped;		/* of calls[PROBE_KIND_ENTRY_ONLY]: their entry single-stepped */
 	struct probe_overhead_func top[PROBE_OVERHEAD_TOP];	/* costliest first; f NULL past the last */
 };
 
