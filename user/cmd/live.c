@@ -341,6 +341,9 @@ static int print_report(struct live *l, bool final)
 		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
 	}
+	/* No more than the CPUs' time over the profile so far (model/probe_overhead.h). */
+	probe_overhead_bound(&l->info.overhead, final ? l->info.elapsed_s : l->read_s - l->start_s,
+			     (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
 	/* An interval's summary says what the probes cost so far (the final one: up to the detach). */
 	if (!final) {
 		l->info.elapsed_s = l->read_s - l->start_s;

@@ -54,6 +54,20 @@ void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 	}
 }
 
+void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus)
+{
+	double most = span_s * nr_cpus;
+
+	o->nr_cpus = nr_cpus;
+	if (!o->known || !nr_cpus || span_s <= 0 || o->cpu_s <= most)
+		return;
+	/* The functions keep their shares of it. */
+	for (int i = 0; i < PROBE_OVERHEAD_TOP && o->top[i].f; i++)
+		o->top[i].cpu_s *= most / o->cpu_s;
+	o->cpu_s = most;
+	o->bounded = true;
+}
+
 bool probe_overhead_past_share(const struct probe_overhead *o, double span_s)
 {
 	return o->known && span_s > 0 && o->cpu_s > PROBE_OVERHEAD_WARN_SHARE * span_s;

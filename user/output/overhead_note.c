@@ -66,8 +66,16 @@ static void headline(char *buf, size_t sz, size_t *off, const struct probe_overh
 	double pct = 100.0 * o->cpu_s / span_s;
 
 	report_format_ns(cpu, sizeof(cpu), (uint64_t)(o->cpu_s * 1e9));
-	append(buf, sz, off, "the probes cost the targets ~%s of CPU in %s%.1f s%s (%.*f%% of one CPU)",
-	       cpu, recent ? "the last " : "", span_s, recent ? "" : " profiled", pct < 10 ? 1 : 0, pct);
+	append(buf, sz, off, "the probes cost the targets %s%s of CPU in %s%.1f s%s (%.*f%% of one CPU",
+	       o->bounded ? "at most " : "~", cpu, recent ? "the last " : "", span_s, recent ? "" : " profiled",
+	       pct < 10 ? 1 : 0, pct);
+	/* More than one CPU's worth is spread over several: said per CPU, as a share no CPU exceeds. */
+	if (pct > 100 && o->nr_cpus > 1)
+		append(buf, sz, off, ", %.0f%% of each of %u CPUs", pct / o->nr_cpus, o->nr_cpus);
+	append(buf, sz, off, ")");
+	if (o->bounded)
+		append(buf, sz, off, ", all the time the CPUs had: the calibrated costs were more than the probes "
+		       "cost in this run");
 }
 
 bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
