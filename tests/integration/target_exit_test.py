@@ -71,6 +71,7 @@ def test_exit_during_classic_attach():
     check(done < BIG_FUNCS // 10, f"the attach went on after the target exited: {done} of {BIG_FUNCS}")
     # The probes made were removed before the profiler exited, not left to a background closer.
     check("stopped waiting" not in err, f"the detach was left behind: {err}")
+    check("summary follows" not in err, f"a summary is promised for a target that never ran one: {err}")
     check(p.stdout.strip() == "", f"a profile was printed for a target that never ran one: {p.stdout!r}")
 
 

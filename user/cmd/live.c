@@ -73,6 +73,7 @@ struct live {
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
 	int cancel_signo;		/* the signal that cancelled the attach */
 	bool classic;			/* classic links: the detach takes a grace period per probe */
+	bool no_summary;		/* the targets exited during the attach: the detach is all that follows */
 	bool overhead_warned;		/* the probes' cost passed the threshold while running, said once */
 	struct overhead_watch *watch;	/* that cost judged from the first seconds; NULL: not */
 };
@@ -502,11 +503,11 @@ static bool stop_waiting(void *ctx)
 	progress_break(l);
 	if (l->classic)
 		errmsg("stopped waiting after %.1f s: a process of its own (dlprof-detach) goes on removing the "
-		       "probes, the most called functions' first; the counts below may still grow meanwhile",
-		       mono_seconds() - l->detach_t0);
+		       "probes, the most called functions' first%s", mono_seconds() - l->detach_t0,
+		       l->no_summary ? "" : "; the counts below may still grow meanwhile");
 	else
-		errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
-		       "the counts below may still grow meanwhile", (mono_seconds() - l->detach_t0));
+		errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go%s",
+		       mono_seconds() - l->detach_t0, l->no_summary ? "" : "; the counts below may still grow meanwhile");
 	return true;
 }
 
@@ -515,9 +516,10 @@ static void detach_slow(void *ctx)
 	struct live *l = ctx;
 
 	progress_break(l);
-	errmsg("removing the probes has taken %d s: %s; Ctrl-C stops waiting (the summary follows)",
+	errmsg("removing the probes has taken %d s: %s; Ctrl-C stops waiting%s",
 	       DETACH_PATIENCE_S, l->classic ? "the kernel removes classic probes one at a time, each after a "
-					     "grace period" : "the kernel waits until no task is inside one");
+					     "grace period" : "the kernel waits until no task is inside one",
+	       l->no_summary ? "" : " (the summary follows)");
 }
 
 /*
@@ -753,6 +755,7 @@ static int start_session(struct live *l)
 	if (err && session__targets_gone(l->session)) {
 		session__totals(l->session, &tot);
 		l->classic = tot.attach_mode && !strcmp(tot.attach_mode, "classic");
+		l->no_summary = true;
 		detach_probes(l);
 		return EXIT_TARGET_GONE;
 	}
