@@ -61,6 +61,7 @@ static void test_func_names_with_commas(void **state)
 	(void)state;
 	assert_int_equal(parse(argv, &o, err), -EINVAL);
 	assert_non_null(strstr(err, "--exclude: empty name in ','"));
+	cli_opts_free(&o);
 	argv[7] = NULL;
 	assert_int_equal(parse(argv, &o, err), 0);
 	assert_int_equal(o.funcs.cnt, 3);
