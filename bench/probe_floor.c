@@ -51,6 +51,7 @@ int main(int argc, char **argv)
 	struct attach_progs progs;
 	enum attach_mode mode;
 	size_t skipped = 0;
+	const char *failed = NULL;
 	bool read_clock = argc > 1 && !strcmp(argv[1], "--clock");
 	char msg[512];
 	int err, rc = 1;
@@ -97,8 +98,11 @@ int main(int argc, char **argv)
 		errmsg("cannot prepare the attach: %s", strerror(errno));
 		goto cleanup;
 	}
-	if (probe_table__attach(&table, a, false, &skipped))
+	err = probe_table__attach(&table, a, false, &skipped, &failed);
+	if (err) {
+		errmsg("cannot attach probes to %s: %s", failed ? failed : "the library", attach_strerror(err));
 		goto cleanup;
+	}
 	fprintf(stderr, "probe_floor: %zu functions, %s mode\n", attacher__nr_attached(a), attach_mode_name(mode));
 	rc = run_command(opts.command);
 	if (rc < 0) {

@@ -1449,6 +1449,17 @@ int BPF_PROG(dlprof_exit, struct task_struct *task)
 {
 	struct thread_calls *tc;
 
+	/*
+	 * The last thread of a process is out: its tgid leaves the filter now,
+	 * before the pid can be freed (release_task comes later) and handed to
+	 * a new process, which would otherwise count as the target. signal->live
+	 * is decremented before this tracepoint, by every exiting thread.
+	 */
+	if (filter_mode == DLPROF_FILTER_TGIDS && !BPF_CORE_READ(task, signal, live.counter)) {
+		__u32 tgid = task->tgid;
+
+		bpf_map_delete_elem(&tracked_tgids, &tgid);
+	}
 	tc = bpf_task_storage_get(&thread_calls, task, NULL, 0);
 	if (!tc)
 		return 0;

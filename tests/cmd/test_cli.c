@@ -49,6 +49,32 @@ static void test_full_command(void **state)
 	cli_opts_free(&o);
 }
 
+/* A demangled C++ name as the table prints it is one glob: its commas inside <> or () do not split. */
+static void test_func_names_with_commas(void **state)
+{
+	char *argv[] = { "dlprof-bpf", "--lib", "libstdc++.so.6", "--func",
+			 "std::basic_string<char, std::char_traits<char>, std::allocator<char> >::append(char const*, "
+			 "unsigned long),a\\,b,f[ab,]*", "-x", "g(int, int),operator->", "-x", ",", NULL };
+	struct profile_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(argv, &o, err), -EINVAL);
+	assert_non_null(strstr(err, "--exclude: empty name in ','"));
+	cli_opts_free(&o);
+	argv[7] = NULL;
+	assert_int_equal(parse(argv, &o, err), 0);
+	assert_int_equal(o.funcs.cnt, 3);
+	assert_string_equal(o.funcs.items[0], "std::basic_string<char, std::char_traits<char>, std::allocator<char> >"
+					      "::append(char const*, unsigned long)");
+	assert_string_equal(o.funcs.items[1], "a,b");
+	assert_string_equal(o.funcs.items[2], "f[ab,]*");
+	assert_int_equal(o.excludes.cnt, 2);
+	assert_string_equal(o.excludes.items[0], "g(int, int)");
+	assert_string_equal(o.excludes.items[1], "operator->");
+	cli_opts_free(&o);
+}
+
 static void test_command_options_not_ours(void **state)
 {
 	/* "-p" after the command name belongs to the command. */
@@ -372,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_record_options),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_selection_demangled),
+		cmocka_unit_test(test_func_names_with_commas),
 		cmocka_unit_test(test_export_formats),
 		cmocka_unit_test(test_top_and_html),
 		cmocka_unit_test(test_list_options),

@@ -63,17 +63,17 @@ def wait_for(pred, what, timeout=30):
 
 
 def rows(s, prefix="dlt_"):
-    """{function: [CALLS/s, P50, P99, ONCPU, CALLS, ...]} from the screen."""
+    """{function: [CALLS/s, P50, P99, ONCPU, CALLS, ...]} from the screen (FUNCTION is the first column)."""
     out = {}
     for line in s.splitlines():
         cells = line.split()
-        if cells and cells[-1].startswith(prefix):
-            out[cells[-1]] = cells[:-1]
+        if cells and cells[0].startswith(prefix):
+            out[cells[0]] = cells[1:]
     return out
 
 
 def order(s):
-    return [l.split()[-1] for l in s.splitlines() if l.split() and l.split()[-1].startswith("dlt_")]
+    return [l.split()[0] for l in s.splitlines() if l.split() and l.split()[0].startswith("dlt_")]
 
 
 def ns(cell):
@@ -82,7 +82,7 @@ def ns(cell):
     return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
 
 
-def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms"), lib=None, prefix="dlt_"):
+def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms"), lib=None, prefix="dlt_", width=160, extra=()):
     """top in a fresh tmux session on the workloads (default: the two) and the functions of lib (default:
     LIB) named prefix*; after it, its exit status and the terminal's modes."""
     if not shutil.which("tmux"):
@@ -90,11 +90,12 @@ def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms"), lib=None, prefix
     if workload is None:
         workload = f"{shlex.quote(DRIVER)} sleep 30 {SLEEPS} & exec {shlex.quote(DRIVER)} nap 1 {NAPS}"
     top = [DLPROF, "top", "--lib", lib or LIB, "--func", prefix + "*"] + (["--attach", ATTACH] if ATTACH else [])
+    top += list(extra)
     top += ["--", "sh", "-c", workload]
     shell = (" ".join(map(shlex.quote, top)) + "; echo TOP-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | "
              "grep -x -e icanon -e -icanon -e echo -e -echo; sleep 120")
     tmux("kill-session", "-t", SESSION, check_rc=False)
-    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "30", shell)
+    tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", "30", shell)
     return wait_for(lambda s: set(funcs) <= set(rows(s, prefix)), f"the rows of {funcs}")
 
 
@@ -124,7 +125,7 @@ def test_top_tmux():
         s1 = start_top()
         check(pane("#{alternate_on}") == "1", "top does not use the alternate screen")
         header = next(l for l in s1.splitlines() if "FUNCTION" in l).split()
-        check(header[:5] == ["CALLS/s", "P50", "P99", "ONCPU", "CALLS"], f"columns: {header}")
+        check(header[:6] == ["FUNCTION", "CALLS/s", "P50", "P99", "ONCPU", "CALLS"], f"columns: {header}")
         check(any(c.endswith("/call") for c in header), f"no counter per call column: {header}")
         # Which times these are, and what the probes cost so far: what the summary would say.
         check(cost_line(s1).startswith("times compensated"), f"no latency kind in the header:\n{s1}")
@@ -206,6 +207,40 @@ def test_top_marks_uncertain():
               f"no line saying what ? means:\n{s}")
         tmux("send-keys", "-t", SESSION, "q")
         check_restored(0)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+@modes("session")
+def test_top_narrow_keeps_names():
+    """At 70 columns the numbers on the right are cut, never the FUNCTION column (first)."""
+    try:
+        s = start_top(width=70)
+        header = next(l for l in s.splitlines() if "FUNCTION" in l)
+        check(header.startswith("FUNCTION") and len(header.rstrip()) <= 70, f"header: {header!r}")
+        r = rows(s)
+        check(len(r["dlt_nap"]) >= 4 and r["dlt_nap"][1] != "", f"dlt_nap's row: {r['dlt_nap']}")
+        tmux("send-keys", "-t", SESSION, "q")
+        wait_for(lambda s: "TOP-EXIT=0" in s, "top's exit", timeout=60)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
+@modes("session")
+def test_top_marks_raw():
+    """comp_stepped's entry is single-stepped: its times are raw among compensated ones, marked "~" with a
+    line that says so, as the summary's table does."""
+    driver, lib = os.environ.get("COMP_DRIVER", ""), os.environ.get("COMP_LIB", "")
+    try:
+        work = f"while echo go; do sleep 1; done | {shlex.quote(driver)} 20000 1 1000000 stepped >/dev/null"
+        # Probed at its entry's mov, which the kernel single-steps (compensation_test.py does the same).
+        start_top(work, funcs=("comp_stepped",), lib=lib, prefix="comp_stepped", extra=["--placement", "entry"])
+        s = wait_for(lambda s: all(c.endswith("~") for c in rows(s, "comp_").get("comp_stepped", ["-"])[1:3]),
+                     "comp_stepped's P50 and P99 marked ~")
+        check(cost_line(s).startswith("times compensated"), f"not a compensated profile:\n{s}")
+        check(any(l.startswith("~ 1 function timed raw") for l in s.splitlines()), f"no line saying what ~ means:\n{s}")
+        tmux("send-keys", "-t", SESSION, "q")
+        wait_for(lambda s: "TOP-EXIT=0" in s, "top's exit", timeout=60)
     finally:
         tmux("kill-session", "-t", SESSION, check_rc=False)
 

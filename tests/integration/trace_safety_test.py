@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 SHARD_HEADER = 64
 BLOCK_HEADER = 48
@@ -259,9 +260,13 @@ def test_record_full_disk_meta():
             lost = sum(c["write_lost"] for c in meta["cpus"])
             check(lost > calls // 2, f"meta.json says {lost} records lost to write errors of {calls}")
             check(not meta["ended_cleanly"], "a trace with write errors did not end cleanly")
+            check(meta["closed"], "a trace closed with its write errors counted is not cut off")
             rep = run_cmd("report", trace, "--json")
             check(rep.returncode == 0 and "lost to write errors" in rep.stderr,
                   f"report must show the loss: {rep.stderr!r}")
+            # Every loss is counted: nothing is said to be missing beyond them.
+            check("cut off" not in rep.stderr and "last second" not in rep.stderr,
+                  f"report doubts a trace whose losses are all counted: {rep.stderr!r}")
             _, rows, _ = dump_csv(trace)
             written = sum(r["func"] == "dlt_add" for r in rows)
             drops = json.loads(rep.stdout)["drops"]
@@ -269,6 +274,36 @@ def test_record_full_disk_meta():
             check(written + drops == calls, f"written {written} + lost {drops} != {calls}")
         finally:
             subprocess.run(["umount", mnt])
+
+
+@modes("session")
+def test_record_killed_says_the_gap():
+    """record killed with SIGKILL: the trace is cut off at its last flush, and report says how much of
+    the recording it holds and how long after that can be missing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.d")
+        args = [DLPROF, "record", "-o", trace, "--lib", LIB, "--func", "dlt_*"] + (["--attach", ATTACH] if ATTACH else [])
+        d = itest.start_waiting_driver(["count", "5000"])
+        try:
+            p = subprocess.Popen(args + ["-p", str(d.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+            while "profiling" not in p.stderr.readline():
+                check(p.poll() is None, "record did not start")
+            itest.drive(d)
+            time.sleep(2.5)     # past a flush or two
+            p.kill()
+            p.wait()
+        finally:
+            itest.finish(d)
+        meta = json.load(open(os.path.join(trace, "meta.json")))
+        check(not meta["ended_cleanly"] and not meta["closed"], f"a killed recording: {meta['ended_cleanly']}")
+        window = meta["writer"]["reorder_window_ns"]
+        written = (meta["clock"]["last_flush_ns"] - window - meta["clock"]["monotonic_start_ns"]) / 1e9
+        rep = run_cmd("report", trace, "--json")
+        check(rep.returncode == 0, f"report rc {rep.returncode}: {rep.stderr}")
+        said = f"the recording was cut off (never closed): it holds the calls of its first {written:.1f} s, " \
+               f"and those of at most {1 + window / 1e9:.1f} s after that were never written"
+        check(said in rep.stderr, f"report does not give the gap ({said!r}): {rep.stderr!r}")
 
 
 @modes("session")

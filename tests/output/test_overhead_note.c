@@ -68,7 +68,7 @@ static void test_note_and_warning(void **state)
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 10.0));
 	assert_string_equal(buf, "the probes cost the targets ~3.95s of CPU in 10.0 s profiled (40% of one CPU): "
 				 "1.00M calls at an emulated pair's 1.00us, 200000 calls at a single-stepped pair's "
-				 "10.0us, 100000 entry-only calls at an entry probe's");
+				 "10.0us, 100000 entry-only calls at a single-stepped entry probe's 9.50us");
 	assert_true(overhead_warning(buf, sizeof(buf), &o, 10.0, &r));
 	assert_string_equal(buf, "the probes cost the targets ~3.95s of CPU in 10.0 s profiled (40% of one CPU), "
 				 "most in zlibVersion ~2.00s (single-stepped), adler32 ~1.00s (emulated), strlen ~950ms "
@@ -102,6 +102,24 @@ static void test_note_and_warning(void **state)
 	assert_false(overhead_warning(buf, sizeof(buf), &o, 40.0, &r));
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 400.0));
 	assert_non_null(strstr(buf, "(1.0% of one CPU)"));
+	/*
+	 * ~4 s of CPU estimated in 1.5 s on 2 CPUs: held to what 2 CPUs had,
+	 * said as a bound and per CPU; on one CPU, never past 100%.
+	 */
+	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
+	probe_overhead_bound(&o, 1.5, 2);
+	assert_true(o.bounded);
+	assert_true(o.cpu_s == 3.0);
+	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 1.5));
+	assert_non_null(strstr(buf, "the probes cost the targets at most 3.00s of CPU in 1.5 s profiled (200% of one "
+				    "CPU, 100% of each of 2 CPUs), all the time the CPUs had"));
+	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
+	probe_overhead_bound(&o, 1.5, 1);
+	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 1.5));
+	assert_non_null(strstr(buf, "at most 1.50s of CPU in 1.5 s profiled (100% of one CPU)"));
+	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
+	probe_overhead_bound(&o, 10.0, 2);
+	assert_false(o.bounded);
 	/* Nothing to say without a calibration or a profile's length. */
 	assert_false(overhead_note(buf, sizeof(buf), &o, pairs, 0));
 	o.known = false;

@@ -98,12 +98,48 @@ static void test_page(void **state)
 	assert_int_equal(report_html_summary(f, rows, 2, &info), 0);
 	fclose(f);
 	assert_int_equal(count(mem_buf, "<tr><td class=\"name\""), 1);	/* never-called rows left out */
-	assert_non_null(strstr(mem_buf, ">f&lt;int&gt;</td>"));
+	assert_non_null(strstr(mem_buf, ">f&lt;int&gt;</div></td>"));
+	/* page-faults counted 0 in every call: no column, a line instead. */
+	assert_null(strstr(mem_buf, "data-key=\"ev0\""));
+	assert_non_null(strstr(mem_buf, "<span class=\"zero-counters\">page-faults: 0 in every call (no column)"));
 	assert_int_equal(count(mem_buf, "<rect class=\"bar\""), 2);
 	assert_non_null(strstr(mem_buf, "data-count=\"3\""));
 	assert_null(strstr(mem_buf, "f<int>"));
 	assert_null(strstr(mem_buf, "http"));	/* nothing fetched */
 	assert_null(strstr(mem_buf, "id=\"timeline\""));	/* no trace, no timeline */
+}
+
+/*
+ * A single-stepped row among compensated ones is marked "~" with a line that
+ * says why; a counter that counted is shown; a long C++ name breaks after
+ * "::", ", " and "(" only, and shows six lines at most.
+ */
+static void test_page_raw_and_names(void **state)
+{
+	struct report_row rows[2] = {
+		{ .lib = "/lib/a.so", .func = "std::basic_string<char, std::char_traits<char> >::append(char const*)",
+		  .stepped = true, .s = { .calls = 5, .returns = 5, .total_ns = 50000, .p50_ns = 10000,
+					  .counters = { 0, 7 } } },
+		{ .lib = "/lib/a.so", .func = "sqlite3_bind_text", .s = { .calls = 1, .returns = 1, .total_ns = 900 } },
+	};
+	struct report_info info = { .attach_mode = "session", .compensated = true, .nr_events = 2,
+				    .events = { "page-faults", "context-switches" } };
+	FILE *f;
+
+	(void)state;
+	f = mem_open();
+	assert_int_equal(report_html_summary(f, rows, 2, &info), 0);
+	fclose(f);
+	assert_non_null(strstr(mem_buf, "<td class=\"p50\" data-v=\"10000\">10.0us~</td>"));
+	assert_int_equal(count(mem_buf, "~</td>"), 5);	/* avg, p50, p90, p99, max of the stepped row only */
+	assert_non_null(strstr(mem_buf, "<span class=\"raw\">~ 1 function timed raw"));
+	assert_null(strstr(mem_buf, "data-key=\"ev0\""));
+	assert_non_null(strstr(mem_buf, "data-key=\"ev1\""));
+	assert_non_null(strstr(mem_buf, ">std::<wbr>basic_string&lt;char, <wbr>std::<wbr>char_traits&lt;char&gt; &gt;::<wbr>"
+				    "append(<wbr>char const*)</div>"));
+	assert_non_null(strstr(mem_buf, ">sqlite3_bind_text</div>"));
+	assert_non_null(strstr(mem_buf, "-webkit-line-clamp:6"));
+	assert_null(strstr(mem_buf, "overflow-wrap:anywhere"));
 }
 
 /* A trace with the probes' classes and costs: the page says what they cost, and warns past the threshold. */
@@ -231,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_many_threads),
 		cmocka_unit_test(test_page),
 		cmocka_unit_test(test_page_probe_cost),
+		cmocka_unit_test(test_page_raw_and_names),
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_interval_line),
 		cmocka_unit_test(test_interval_line_says_cost),

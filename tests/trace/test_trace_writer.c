@@ -116,8 +116,9 @@ static void test_demux_and_meta(void **state)
 	struct dlprof_diag diag[3] = { { .ringbuf_drops = 1 }, { .ringbuf_drops = 2, .orphan_returns = 4 },
 				       { .storage_failed = 8 } };
 	struct call_record r = { .type = REC_CALL, .ts_ns = 2000, .dur_ns = 10 };
-	char *dir = make_tmpdir(), err[256];
+	char *dir = make_tmpdir(), err[256], line[512];
 	struct trace_writer_stats st;
+	struct trace_losses l;
 	struct trace_input *in;
 	struct trace_writer *w;
 	const struct trace_meta *m;
@@ -146,6 +147,12 @@ static void test_demux_and_meta(void **state)
 	assert_int_equal(m->mono_start_ns, 1000);
 	assert_int_equal(m->realtime_offset_ns, 5);
 	assert_int_equal(m->nr_funcs, 1);
+	/* Read now, it is a recording cut off after its last flush: the gap is said in time. */
+	assert_false(m->closed);
+	trace_input__losses(in, &l);
+	assert_true(trace_losses_describe(&l, line, sizeof(line)));
+	assert_non_null(strstr(line, "the recording was cut off (never closed) before it had written a flush "
+				     "interval: calls of at most its first 1.1 s were never written"));
 	trace_input__free(in);
 
 	assert_int_equal(trace_writer__close(w), 0);
@@ -156,6 +163,7 @@ static void test_demux_and_meta(void **state)
 	trace_writer__free(w);
 	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
 	assert_true(trace_input__meta(in)->ended_cleanly);
+	assert_true(trace_input__meta(in)->closed);
 	trace_input__free(in);
 	trace_writer__free(NULL);
 	remove_tree(dir);

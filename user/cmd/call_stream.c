@@ -95,8 +95,8 @@ static void write_losses(struct trace_input *in, const struct exporter *e, const
 
 		loss(out, e, h, trace_damage_reason_str(d->d.reason), d->source, d->d.records, d->d.bytes);
 	}
-	if (!m->ended_cleanly)
-		loss(out, e, h, "the recording did not end cleanly (the last second may be missing)", "", 0, 0);
+	if (!m->ended_cleanly && !m->closed)
+		loss(out, e, h, "the recording was cut off: the calls after its last flush were never written", "", 0, 0);
 }
 
 int call_stream_write(struct trace_input *in, const struct exporter *e, FILE *out, int weight, bool no_demangle)

@@ -59,6 +59,43 @@ static int push_split(struct str_list *l, const char *arg, const char *opt, char
 	}
 }
 
+/*
+ * Function globs, comma-separated as push_split() takes them, save that a
+ * comma inside <...>, (...) or [...] is part of the name (a demangled C++
+ * name as the table prints it: "f<char, int>(int, long)") and "\," is a
+ * comma anywhere.
+ */
+static int push_split_names(struct str_list *l, const char *arg, const char *opt, char *err, size_t err_sz)
+{
+	char *name = malloc(strlen(arg) + 1);
+	size_t len = 0;
+	int depth = 0, ret = 0;
+
+	if (!name)
+		return -ENOMEM;
+	for (const char *p = arg;; p++) {
+		if (*p == '\\' && p[1] == ',') {
+			name[len++] = *++p;
+			continue;
+		}
+		if (*p && (*p != ',' || depth > 0)) {
+			depth += (*p == '<' || *p == '(' || *p == '[') - (depth > 0 && (*p == '>' || *p == ')' || *p == ']'));
+			name[len++] = *p;
+			continue;
+		}
+		if (!len) {
+			ret = fail(err, err_sz, "--%s: empty name in '%s'", opt, arg);
+			break;
+		}
+		ret = str_list_push(l, name, len);
+		len = 0;
+		if (ret || !*p)
+			break;
+	}
+	free(name);
+	return ret;
+}
+
 static int parse_seconds(const char *arg, const char *opt, double *out, char *err, size_t err_sz)
 {
 	char *end;
@@ -79,7 +116,7 @@ static int on_lib(struct profile_opts *o, const char *arg, char *err, size_t err
 
 static int on_func(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
-	return push_split(&o->funcs, arg, "func", err, err_sz);
+	return push_split_names(&o->funcs, arg, "func", err, err_sz);
 }
 
 static int on_cgroup(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
@@ -106,7 +143,7 @@ static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_
 
 static int on_exclude(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
-	return push_split(&o->excludes, arg, "exclude", err, err_sz);
+	return push_split_names(&o->excludes, arg, "exclude", err, err_sz);
 }
 
 /* -p 12,34 is -p 12 -p 34. */

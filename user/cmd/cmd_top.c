@@ -94,13 +94,16 @@ static void put_line(FILE *out, int cols, const char *s)
 }
 
 /* A per-call time of the interval, bounded and marked as the row's trust says (as the summary's table). */
-static void cell_ns(char *buf, size_t sz, const struct func_delta *d, uint64_t ns, const struct latency_trust *tr)
+static void cell_ns(char *buf, size_t sz, const struct func_delta *d, uint64_t ns, const struct latency_trust *tr,
+		    bool raw)
 {
 	if (!d->returns) {
 		snprintf(buf, sz, "-");
 		return;
 	}
-	report_format_call_ns(buf, sz - 1, ns, tr);
+	report_format_call_ns(buf, sz - 2, ns, tr);
+	if (raw)
+		strcat(buf, "~");
 	if (tr->uncertain)
 		strcat(buf, "?");
 }
@@ -113,9 +116,10 @@ static int counter_cols(const char *event)
 	return w > NUM_COLS ? w : NUM_COLS;
 }
 
-/* One function's line: the interval's numbers, then the total calls, then the name. */
+/* One function's line: the name first, where a narrow terminal keeps it; the interval's numbers, the total calls. */
 static void format_row(char *line, size_t sz, const struct top *t, const struct interval_func *f, int name_cols)
 {
+	bool raw = report_row_raw(f->row, t->info);
 	const struct func_delta *d = &f->d;
 	double secs = t->head.interval_s > 0 ? t->head.interval_s : 1;
 	long pm = oncpu_permille(d);
@@ -125,15 +129,15 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 
 	report_trust(&tr, f->row, t->info);
 	report_format_count(rate, sizeof(rate), (double)d->calls / secs);
-	cell_ns(p50, sizeof(p50), d, d->p50_ns, &tr);
-	cell_ns(p99, sizeof(p99), d, d->p99_ns, &tr);
+	cell_ns(p50, sizeof(p50), d, d->p50_ns, &tr, raw);
+	cell_ns(p99, sizeof(p99), d, d->p99_ns, &tr, raw);
 	if (pm < 0)
 		snprintf(oncpu, sizeof(oncpu), "-");
 	else
 		snprintf(oncpu, sizeof(oncpu), "%ld.%ld%%", pm / 10, pm % 10);
 	snprintf(total, sizeof(total), "%llu", (unsigned long long)f->row->s.calls);
-	off = (size_t)snprintf(line, sz, "%*s %*s %*s %*s %*s", NUM_COLS, rate, NUM_COLS, p50, NUM_COLS, p99,
-			       NUM_COLS, oncpu, NUM_COLS, total);
+	off = (size_t)snprintf(line, sz, "%-*.*s %*s %*s %*s %*s %*s", name_cols, name_cols, f->row->func, NUM_COLS,
+			       rate, NUM_COLS, p50, NUM_COLS, p99, NUM_COLS, oncpu, NUM_COLS, total);
 	for (size_t k = 0; k < t->info->nr_events && off < sz; k++) {
 		if (d->returns)
 			report_format_count(cell, sizeof(cell), (double)d->counters[k] / (double)d->returns);
@@ -141,22 +145,37 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 			snprintf(cell, sizeof(cell), "-");
 		off += (size_t)snprintf(line + off, sz - off, " %*s", counter_cols(t->info->events[k]), cell);
 	}
-	if (off < sz)
-		snprintf(line + off, sz - off, "  %-*.*s", name_cols, name_cols, f->row->func);
 }
 
-/* The called functions whose times rest mostly on their nested calls' probes ("?"). */
-static int uncertain_rows(const struct top *t)
+/* The called functions whose times rest mostly on their nested calls' probes ("?"), or are raw ("~"). */
+static int uncertain_rows(const struct top *t, int *raw)
 {
 	int n = 0;
 
+	*raw = 0;
 	for (size_t i = 0; i < t->nr_order; i++) {
 		struct latency_trust tr;
 
 		report_trust(&tr, t->funcs[t->order[i]].row, t->info);
 		n += tr.uncertain;
+		*raw += report_row_raw(t->funcs[t->order[i]].row, t->info);
 	}
 	return n;
+}
+
+/* FUNCTION as wide as the longest name shown, within what the numbers leave; never under NAME_MIN_COLS. */
+static int name_width(const struct top *t, int cols, int numbers)
+{
+	int want = (int)strlen("FUNCTION"), room = cols - numbers - 1;
+
+	for (size_t i = 0; i < t->nr_order; i++) {
+		int len = (int)strlen(t->funcs[t->order[i]].row->func);
+
+		want = len > want ? len : want;
+	}
+	if (want > room)
+		want = room;
+	return want > NAME_MIN_COLS ? want : NAME_MIN_COLS;
 }
 
 /*
@@ -168,7 +187,7 @@ static int draw_notes(struct top *t, int cols)
 {
 	const struct report_info *info = t->info;
 	char line[1024], note[768];
-	int n = 1;
+	int n = 1, raw, uncertain = uncertain_rows(t, &raw);
 
 	if (!overhead_note(note, sizeof(note), &info->overhead, info->probe_pair_ns, info->elapsed_s))
 		note[0] = '\0';
@@ -180,7 +199,11 @@ static int draw_notes(struct top *t, int cols)
 		put_line(t->screen.out, cols, line);
 		n++;
 	}
-	if (report_uncertain_note(note, sizeof(note), uncertain_rows(t))) {
+	if (report_raw_note(note, sizeof(note), raw)) {
+		put_line(t->screen.out, cols, note);
+		n++;
+	}
+	if (report_uncertain_note(note, sizeof(note), uncertain)) {
 		put_line(t->screen.out, cols, note);
 		n++;
 	}
@@ -191,7 +214,7 @@ static void draw(struct top *t)
 {
 	FILE *out = t->screen.out;
 	char line[1024], hdr[256];
-	int rows, cols, name_cols, head_lines = 4;
+	int rows, cols, name_cols, numbers, head_lines = 4;
 	size_t off;
 
 	if (!t->funcs)
@@ -204,15 +227,17 @@ static void draw(struct top *t)
 	head_lines += draw_notes(t, cols);
 	put_line(out, cols, "keys: c calls/s  p p99  o on-CPU %  n name  q quit");
 	put_line(out, cols, "");
-	off = (size_t)snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s", NUM_COLS, "CALLS/s", NUM_COLS, "P50",
-			       NUM_COLS, "P99", NUM_COLS, "ONCPU", NUM_COLS, "CALLS");
+	numbers = 5 * (NUM_COLS + 1);
+	for (size_t k = 0; k < t->info->nr_events; k++)
+		numbers += counter_cols(t->info->events[k]) + 1;
+	/* The numbers on the right go first on a narrow terminal (put_line cuts), the name stays. */
+	name_cols = name_width(t, cols, numbers);
+	off = (size_t)snprintf(line, sizeof(line), "%-*s %*s %*s %*s %*s %*s", name_cols, "FUNCTION", NUM_COLS,
+			       "CALLS/s", NUM_COLS, "P50", NUM_COLS, "P99", NUM_COLS, "ONCPU", NUM_COLS, "CALLS");
 	for (size_t k = 0; k < t->info->nr_events && off < sizeof(line); k++) {
 		snprintf(hdr, sizeof(hdr), "%.64s/call", t->info->events[k]);
 		off += (size_t)snprintf(line + off, sizeof(line) - off, " %*s", counter_cols(t->info->events[k]), hdr);
 	}
-	name_cols = cols - (int)off - 2 > NAME_MIN_COLS ? cols - (int)off - 2 : NAME_MIN_COLS;
-	if (off < sizeof(line))
-		snprintf(line + off, sizeof(line) - off, "  FUNCTION");
 	put_line(out, cols, line);
 	for (size_t i = 0; i < t->nr_order && (int)i < rows - head_lines - 1; i++) {
 		format_row(line, sizeof(line), t, &t->funcs[t->order[i]], name_cols);

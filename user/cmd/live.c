@@ -34,6 +34,8 @@
 #define DETACH_PATIENCE_S 5
 /* A command still running when -d ended the profile, as timeout(1) says it. */
 #define EXIT_DURATION 124
+/* Every -p process exited before the attach was over: no profile to give. */
+#define EXIT_TARGET_GONE 3
 /* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
 #define RECORD_DRAIN_MS 50
 /* An attach or detach says how far it is once it has taken this long... */
@@ -71,6 +73,7 @@ struct live {
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
 	int cancel_signo;		/* the signal that cancelled the attach */
 	bool classic;			/* classic links: the detach takes a grace period per probe */
+	bool no_summary;		/* the targets exited during the attach: the detach is all that follows */
 	bool overhead_warned;		/* the probes' cost passed the threshold while running, said once */
 	struct overhead_watch *watch;	/* that cost judged from the first seconds; NULL: not */
 };
@@ -339,6 +342,9 @@ static int print_report(struct live *l, bool final)
 		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
 	}
+	/* No more than the CPUs' time over the profile so far (model/probe_overhead.h). */
+	probe_overhead_bound(&l->info.overhead, final ? l->info.elapsed_s : l->read_s - l->start_s,
+			     (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
 	/* An interval's summary says what the probes cost so far (the final one: up to the detach). */
 	if (!final) {
 		l->info.elapsed_s = l->read_s - l->start_s;
@@ -435,11 +441,29 @@ static int pending_stop_signal(void)
  * thousands of classic probes take seconds to attach and minutes to detach.
  * A signal that would end the profile cancels the attach.
  */
+/*
+ * ", ~4 min left" at the rate so far: the kernel removes classic probes at
+ * a steady pace, one grace period each, so the pace tells the rest.
+ */
+static void time_left(const struct session_progress *p, char *buf, size_t sz)
+{
+	double left;
+
+	buf[0] = '\0';
+	if (!p->done || p->done >= p->total || p->elapsed_s <= 0)
+		return;
+	left = (double)(p->total - p->done) * p->elapsed_s / (double)p->done;
+	if (left < 90)
+		snprintf(buf, sz, ", ~%.0f s left", left);
+	else
+		snprintf(buf, sz, ", ~%.0f min left", left / 60);
+}
+
 static bool show_progress(void *ctx, const struct session_progress *p)
 {
 	struct live *l = ctx;
 	bool attaching = p->phase == SESSION_ATTACHING;
-	char done[32], total[32];
+	char done[32], total[32], left[32] = "";
 
 	if (attaching && !p->last && (l->cancel_signo = pending_stop_signal()))
 		return true;
@@ -454,10 +478,12 @@ static bool show_progress(void *ctx, const struct session_progress *p)
 	if (!l->progress_tty && !p->last && l->progress_shown_s &&
 	    p->elapsed_s - l->progress_shown_s < PROGRESS_EVERY_S)
 		return false;
+	if (!attaching)
+		time_left(p, left, sizeof(left));
 	/* On the terminal the line is rewritten in place, the rest of the old one erased (EL). */
-	fprintf(stderr, "%sdlprof-bpf: %s %s/%s %s%s%s%s", l->progress_tty ? "\r" : "",
+	fprintf(stderr, "%sdlprof-bpf: %s %s/%s %s%s%s%s%s", l->progress_tty ? "\r" : "",
 		attaching ? "attaching" : "detaching", grouped(p->done, done, sizeof(done)),
-		grouped(p->total, total, sizeof(total)), attaching ? "functions" : "probes",
+		grouped(p->total, total, sizeof(total)), attaching ? "functions" : "probes", left,
 		p->last ? "" : "...", l->progress_tty ? "\033[K" : "", l->progress_tty && !p->last ? "" : "\n");
 	progress_open = l->progress_tty && !p->last;
 	l->progress_shown_s = p->last ? 0 : p->elapsed_s;
@@ -477,11 +503,11 @@ static bool stop_waiting(void *ctx)
 	progress_break(l);
 	if (l->classic)
 		errmsg("stopped waiting after %.1f s: a process of its own (dlprof-detach) goes on removing the "
-		       "probes, the most called functions' first; the counts below may still grow meanwhile",
-		       mono_seconds() - l->detach_t0);
+		       "probes, the most called functions' first%s", mono_seconds() - l->detach_t0,
+		       l->no_summary ? "" : "; the counts below may still grow meanwhile");
 	else
-		errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go; "
-		       "the counts below may still grow meanwhile", (mono_seconds() - l->detach_t0));
+		errmsg("stopped waiting after %.1f s: the kernel removes the probes once it lets go%s",
+		       mono_seconds() - l->detach_t0, l->no_summary ? "" : "; the counts below may still grow meanwhile");
 	return true;
 }
 
@@ -490,9 +516,10 @@ static void detach_slow(void *ctx)
 	struct live *l = ctx;
 
 	progress_break(l);
-	errmsg("removing the probes has taken %d s: %s; Ctrl-C stops waiting (the summary follows)",
+	errmsg("removing the probes has taken %d s: %s; Ctrl-C stops waiting%s",
 	       DETACH_PATIENCE_S, l->classic ? "the kernel removes classic probes one at a time, each after a "
-					     "grace period" : "the kernel waits until no task is inside one");
+					     "grace period" : "the kernel waits until no task is inside one",
+	       l->no_summary ? "" : " (the summary follows)");
 }
 
 /*
@@ -724,6 +751,14 @@ static int start_session(struct live *l)
 	progress_break(l);
 	if (err && msg[0])
 		errmsg("%s", msg);
+	/* The probes made so far go as at a profile's end, where the detach is shown and can be left. */
+	if (err && session__targets_gone(l->session)) {
+		session__totals(l->session, &tot);
+		l->classic = tot.attach_mode && !strcmp(tot.attach_mode, "classic");
+		l->no_summary = true;
+		detach_probes(l);
+		return EXIT_TARGET_GONE;
+	}
 	/* A signal's usual status: the probes made so far go in the background (session__free). */
 	if (err == -ECANCELED)
 		return 128 + l->cancel_signo;

@@ -46,10 +46,26 @@ void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 		double s = (double)f->s.calls * (double)probe_call_cost_ns(pair_ns, f->stepped, f->entry_only) / 1e9;
 
 		o->calls[probe_kind_of(f->stepped, f->entry_only)] += f->s.calls;
+		if (f->entry_only != ENTRY_ONLY_NO && f->stepped)
+			o->entry_only_stepped += f->s.calls;
 		o->cpu_s += s;
 		if (f->s.calls)
 			rank(o, f, s);
 	}
+}
+
+void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus)
+{
+	double most = span_s * nr_cpus;
+
+	o->nr_cpus = nr_cpus;
+	if (!o->known || !nr_cpus || span_s <= 0 || o->cpu_s <= most)
+		return;
+	/* The functions keep their shares of it. */
+	for (int i = 0; i < PROBE_OVERHEAD_TOP && o->top[i].f; i++)
+		o->top[i].cpu_s *= most / o->cpu_s;
+	o->cpu_s = most;
+	o->bounded = true;
 }
 
 bool probe_overhead_past_share(const struct probe_overhead *o, double span_s)

@@ -37,6 +37,9 @@ struct probe_overhead {
 	bool known;				/* calibrated costs were there to charge */
 	double cpu_s;				/* the probes' estimated CPU time in the targets */
 	uint64_t calls[PROBE_KINDS];
+	uint64_t entry_only_stepped;		/* of calls[PROBE_KIND_ENTRY_ONLY]: their entry single-stepped */
+	unsigned int nr_cpus;			/* the CPUs the targets had (probe_overhead_bound); 0: not said */
+	bool bounded;				/* cpu_s is the CPUs' whole time: the estimate was more */
 	struct probe_overhead_func top[PROBE_OVERHEAD_TOP];	/* costliest first; f NULL past the last */
 };
 
@@ -59,6 +62,12 @@ uint64_t probe_call_cost_ns(const uint64_t pair_ns[DLPROF_PROBE_CLASSES], bool s
 void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 			     const uint64_t pair_ns[DLPROF_PROBE_CLASSES], struct probe_overhead *o);
 /* o's cost over span_s seconds is past PROBE_OVERHEAD_WARN_SHARE of one CPU. */
+/*
+ * No thread spends more than the span on a CPU, nor all of them more than
+ * nr_cpus times it: an estimate past that (a calibrated cost above what
+ * the probes cost in the run) is held to it, and said as a bound.
+ */
+void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus);
 bool probe_overhead_past_share(const struct probe_overhead *o, double span_s);
 
 #endif /* DLPROF_PROBE_OVERHEAD_H */

@@ -66,17 +66,34 @@ static void headline(char *buf, size_t sz, size_t *off, const struct probe_overh
 	double pct = 100.0 * o->cpu_s / span_s;
 
 	report_format_ns(cpu, sizeof(cpu), (uint64_t)(o->cpu_s * 1e9));
-	append(buf, sz, off, "the probes cost the targets ~%s of CPU in %s%.1f s%s (%.*f%% of one CPU)",
-	       cpu, recent ? "the last " : "", span_s, recent ? "" : " profiled", pct < 10 ? 1 : 0, pct);
+	append(buf, sz, off, "the probes cost the targets %s%s of CPU in %s%.1f s%s (%.*f%% of one CPU",
+	       o->bounded ? "at most " : "~", cpu, recent ? "the last " : "", span_s, recent ? "" : " profiled",
+	       pct < 10 ? 1 : 0, pct);
+	/* More than one CPU's worth is spread over several: said per CPU, as a share no CPU exceeds. */
+	if (pct > 100 && o->nr_cpus > 1)
+		append(buf, sz, off, ", %.0f%% of each of %u CPUs", pct / o->nr_cpus, o->nr_cpus);
+	append(buf, sz, off, ")");
+	if (o->bounded)
+		append(buf, sz, off, ", all the time the CPUs had: the calibrated costs were more than the probes "
+		       "cost in this run");
 }
 
 bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
 		   const uint64_t pair_ns[DLPROF_PROBE_CLASSES], double elapsed_s)
 {
-	static const char *const at[PROBE_KINDS] = {
-		[PROBE_KIND_EMULATED] = "calls at an emulated pair's",
-		[PROBE_KIND_STEPPED] = "calls at a single-stepped pair's",
-		[PROBE_KIND_ENTRY_ONLY] = "entry-only calls at an entry probe's",
+	/* Entry-only calls by their entry's class: each class has its own cost. */
+	enum { EMULATED, STEPPED, ENTRY_EMULATED, ENTRY_STEPPED, NR_LINES };
+	static const char *const at[NR_LINES] = {
+		[EMULATED] = "calls at an emulated pair's",
+		[STEPPED] = "calls at a single-stepped pair's",
+		[ENTRY_EMULATED] = "entry-only calls at an emulated entry probe's",
+		[ENTRY_STEPPED] = "entry-only calls at a single-stepped entry probe's",
+	};
+	uint64_t calls_of[NR_LINES] = {
+		[EMULATED] = o->calls[PROBE_KIND_EMULATED],
+		[STEPPED] = o->calls[PROBE_KIND_STEPPED],
+		[ENTRY_EMULATED] = o->calls[PROBE_KIND_ENTRY_ONLY] - o->entry_only_stepped,
+		[ENTRY_STEPPED] = o->entry_only_stepped,
 	};
 	const char *sep = ": ";
 	size_t off = 0;
@@ -85,16 +102,16 @@ bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
 		return false;
 	buf[0] = '\0';
 	headline(buf, sz, &off, o, elapsed_s, false);
-	for (int k = 0; k < PROBE_KINDS; k++) {
-		char calls[24], cost[24] = "";
+	for (int k = 0; k < NR_LINES; k++) {
+		bool stepped = k == STEPPED || k == ENTRY_STEPPED;
+		char calls[24], cost[24];
 
-		if (!o->calls[k])
+		if (!calls_of[k])
 			continue;
-		format_calls(calls, sizeof(calls), o->calls[k]);
-		if (k != PROBE_KIND_ENTRY_ONLY)
-			report_format_ns(cost, sizeof(cost), pair_ns[k == PROBE_KIND_STEPPED ? DLPROF_PROBE_STEPPED :
-								   DLPROF_PROBE_EMULATED]);
-		append(buf, sz, &off, "%s%s %s%s%s", sep, calls, at[k], cost[0] ? " " : "", cost);
+		format_calls(calls, sizeof(calls), calls_of[k]);
+		report_format_ns(cost, sizeof(cost), probe_call_cost_ns(pair_ns, stepped, k >= ENTRY_EMULATED ?
+									ENTRY_ONLY_RETURN_ADDRESS : ENTRY_ONLY_NO));
+		append(buf, sz, &off, "%s%s %s %s", sep, calls, at[k], cost);
 		sep = ", ";
 	}
 	return true;

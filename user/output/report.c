@@ -133,6 +133,20 @@ bool report_uncertain_note(char *buf, size_t sz, int uncertain)
 	return true;
 }
 
+bool report_row_raw(const struct report_row *r, const struct report_info *info)
+{
+	return r->stepped && r->s.returns && info->compensated;
+}
+
+bool report_raw_note(char *buf, size_t sz, int stepped)
+{
+	if (!stepped)
+		return false;
+	snprintf(buf, sz, "~ %d function%s timed raw: %s probes are single-stepped, whose cost varies call to call "
+		 "by more than a short call takes", stepped, stepped == 1 ? "" : "s", stepped == 1 ? "its" : "their");
+	return true;
+}
+
 void report_format_count(char *buf, size_t sz, double v)
 {
 	if (v >= 1e9)
@@ -491,9 +505,8 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->nr_events)
 		fprintf(out, "# ONCPU and the events are per timed call%s\n",
 			scaled ? "; * multiplexed counters, extrapolated from the time they ran" : "");
-	if (stepped)
-		fprintf(out, "# ~ %d function%s timed raw: %s probes are single-stepped, whose cost varies call to call "
-			"by more than a short call takes\n", stepped, stepped == 1 ? "" : "s", stepped == 1 ? "its" : "their");
+	if (report_raw_note(note, sizeof(note), stepped))
+		fprintf(out, "# %s\n", note);
 	if (bounded && report_bound_note(note, sizeof(note), info))
 		fprintf(out, "# %s\n", note);
 	if (report_uncertain_note(note, sizeof(note), uncertain))

@@ -106,6 +106,10 @@ void report_format_call_ns(char *buf, size_t sz, uint64_t ns, const struct laten
  */
 bool report_bound_note(char *buf, size_t sz, const struct report_info *info);
 bool report_uncertain_note(char *buf, size_t sz, int uncertain);
+/* Whether the row's times are raw among compensated ones (single-stepped probes): marked "~". */
+bool report_row_raw(const struct report_row *r, const struct report_info *info);
+/* What "~" means, for stepped rows marked so; false when there are none. */
+bool report_raw_note(char *buf, size_t sz, int stepped);
 /* A per-call count people read: 3.50, 120.5, 45210, 1.20M. */
 void report_format_count(char *buf, size_t sz, double v);
 /* Rows with no calls are left out of both outputs. */

@@ -23,7 +23,13 @@ static const char page_css[] =
 	"table{border-collapse:collapse}th,td{padding:2px 8px;border-bottom:1px solid #e4e4e4;text-align:right;"
 	"vertical-align:middle;white-space:nowrap}th{background:#f3f3f3;cursor:pointer;user-select:none;position:sticky;top:0}"
 	"th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
-	"td.name,td.lib{text-align:left;white-space:normal;max-width:420px;overflow-wrap:anywhere}"
+	/*
+	 * A name breaks only where <wbr> allows (after "::", ", " and "(") or
+	 * as a last resort, which keeps the column's least width that of its
+	 * longest piece, and shows six lines at most (the whole name in the title).
+	 */
+	"td.name,td.lib{text-align:left;white-space:normal;min-width:12em;max-width:560px;overflow-wrap:break-word}"
+	"div.fn{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:6;line-clamp:6;overflow:hidden}"
 	"td.lib{color:#666;font-size:12px}svg text{font-size:9px;fill:#555}"
 	"rect.bar{fill:#3b7dd8}rect.bin{fill:#d8563b}line.p50,line.p99{stroke-width:1;stroke-dasharray:2 2}"
 	"line.p50{stroke:#2a9d4b}line.p99{stroke:#c0392b}.overhead-warning{color:#b03a2e;font-weight:600}"
@@ -123,14 +129,14 @@ static void ns_cell(FILE *out, const char *key, bool known, uint64_t ns)
 	num_cell(out, key, known, (double)ns, buf);
 }
 
-/* A per-call time: "<N" where it is within the calibration's spread; mark: "?" on an uncertain row. */
-static void call_cell(FILE *out, const char *key, bool known, uint64_t ns, const struct latency_trust *t)
+/* A per-call time: "<N" where it is within the calibration's spread; marks: "~" raw, "?" on an uncertain row. */
+static void call_cell(FILE *out, const char *key, bool known, uint64_t ns, const struct latency_trust *t, bool raw)
 {
 	char buf[32], text[40];
 
 	report_format_call_ns(buf, sizeof(buf), ns, t);
 	/* The bound's "<" as HTML writes it. */
-	snprintf(text, sizeof(text), "%s%s%s", buf[0] == '<' ? "&lt;" : "", buf + (buf[0] == '<'),
+	snprintf(text, sizeof(text), "%s%s%s%s", buf[0] == '<' ? "&lt;" : "", buf + (buf[0] == '<'), raw ? "~" : "",
 		 t->uncertain ? "?" : "");
 	num_cell(out, key, known, (double)ns, text);
 }
@@ -197,7 +203,22 @@ static void hist_svg(FILE *out, const __u64 *hist, uint64_t p50_ns, uint64_t p99
 		HIST_H + HIST_LABEL_H - 1, lo, HIST_W, HIST_H + HIST_LABEL_H - 1, hi);
 }
 
-static void table_head(FILE *out, const struct report_info *info)
+/* A function's name, escaped, with a break allowed after each "::", ", " and "(". */
+static void name_text(FILE *out, const char *name)
+{
+	for (const char *p = name; *p;) {
+		size_t n = *p == ':' && p[1] == ':' ? 2 : *p == ',' && p[1] == ' ' ? 2 : 1;
+		char piece[3] = { 0 };
+
+		memcpy(piece, p, n);
+		html_escape(out, piece);
+		if (n == 2 || *p == '(')
+			fputs("<wbr>", out);
+		p += n;
+	}
+}
+
+static void table_head(FILE *out, const struct report_info *info, const bool *shown)
 {
 	static const struct { const char *key, *type, *label; } cols[] = {
 		{ "name", "text", "Function" }, { "lib", "text", "Library" }, { "calls", "num", "Calls" },
@@ -212,6 +233,8 @@ static void table_head(FILE *out, const struct report_info *info)
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		fprintf(out, "<th data-key=\"%s\" data-type=\"%s\">%s</th>", cols[i].key, cols[i].type, cols[i].label);
 	for (size_t k = 0; k < info->nr_events; k++) {
+		if (!shown[k])
+			continue;
 		fprintf(out, "<th data-key=\"ev%zu\" data-type=\"num\">", k);
 		html_escape(out, info->events[k]);
 		fputs(" / call</th>", out);
@@ -219,10 +242,10 @@ static void table_head(FILE *out, const struct report_info *info)
 	fputs("<th data-key=\"hist\" data-type=\"num\">Latency histogram</th></tr></thead>\n<tbody>\n", out);
 }
 
-static void table_row(FILE *out, const struct report_row *r, const struct report_info *info)
+static void table_row(FILE *out, const struct report_row *r, const struct report_info *info, const bool *shown)
 {
 	const struct func_summary *s = &r->s;
-	bool timed = s->returns > 0;
+	bool timed = s->returns > 0, raw = report_row_raw(r, info);
 	struct latency_trust tr;
 	char buf[32];
 
@@ -235,9 +258,11 @@ static void table_row(FILE *out, const struct report_row *r, const struct report
 		html_escape(out, r->mangled);
 		fputs("\"", out);
 	}
-	fputs(">", out);
+	fputs("><div class=\"fn\" title=\"", out);
 	html_escape(out, r->func);
-	fputs("</td><td class=\"lib\" data-v=\"", out);
+	fputs("\">", out);
+	name_text(out, r->func);
+	fputs("</div></td><td class=\"lib\" data-v=\"", out);
 	html_escape(out, r->lib);
 	fputs("\" title=\"", out);
 	html_escape(out, r->lib);
@@ -251,16 +276,18 @@ static void table_row(FILE *out, const struct report_row *r, const struct report
 	else
 		count_cell(out, "timed", s->returns);
 	ns_cell(out, "total", timed, s->total_ns);
-	call_cell(out, "avg", timed, s->avg_ns, &tr);
-	call_cell(out, "p50", timed, s->p50_ns, &tr);
-	call_cell(out, "p90", timed, s->p90_ns, &tr);
-	call_cell(out, "p99", timed, s->p99_ns, &tr);
-	call_cell(out, "max", timed, s->max_ns, &tr);
+	call_cell(out, "avg", timed, s->avg_ns, &tr, raw);
+	call_cell(out, "p50", timed, s->p50_ns, &tr, raw);
+	call_cell(out, "p90", timed, s->p90_ns, &tr, raw);
+	call_cell(out, "p99", timed, s->p99_ns, &tr, raw);
+	call_cell(out, "max", timed, s->max_ns, &tr, raw);
 	snprintf(buf, sizeof(buf), "%.1f%%", timed && s->total_ns ? 100.0 * (double)s->oncpu_ns / (double)s->total_ns : 0);
 	num_cell(out, "oncpu", timed && s->total_ns, timed && s->total_ns ? 100.0 * (double)s->oncpu_ns / (double)s->total_ns : 0, buf);
 	for (size_t k = 0; k < info->nr_events; k++) {
 		double per = timed ? (double)s->counters[k] / (double)s->returns : 0;
 
+		if (!shown[k])
+			continue;
 		report_format_count(buf, sizeof(buf), per);
 		num_cell(out, "ev", timed, per, buf);
 	}
@@ -339,7 +366,7 @@ static void timeline(FILE *out, const struct report_timeline *t)
 /* Under the table, what its "<" bounds and "?" marks say, where it has them. */
 static void trust_facts(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
 {
-	int uncertain = 0;
+	int uncertain = 0, raw = 0;
 	bool bounded = false;
 	char note[512];
 
@@ -350,11 +377,14 @@ static void trust_facts(FILE *out, const struct report_row *rows, size_t n, cons
 			continue;
 		report_trust(&t, &rows[i], info);
 		uncertain += t.uncertain;
+		raw += report_row_raw(&rows[i], info);
 		bounded |= rows[i].s.returns && latency_bounded(&t, rows[i].s.p50_ns);
 	}
-	if (!bounded && !uncertain)
+	if (!bounded && !uncertain && !raw)
 		return;
 	fputs("<p class=\"facts\">", out);
+	if (report_raw_note(note, sizeof(note), raw))
+		fact(out, "raw", note);
 	if (bounded && report_bound_note(note, sizeof(note), info))
 		fact(out, "bound", note);
 	if (report_uncertain_note(note, sizeof(note), uncertain))
@@ -362,14 +392,44 @@ static void trust_facts(FILE *out, const struct report_row *rows, size_t n, cons
 	fputs("</p>\n", out);
 }
 
+/* The counters some called row has counted: the others' columns, all zero, are left out. */
+static void counters_shown(const struct report_row *rows, size_t n, const struct report_info *info, bool *shown)
+{
+	for (size_t k = 0; k < info->nr_events; k++) {
+		shown[k] = false;
+		for (size_t i = 0; i < n && !shown[k]; i++)
+			shown[k] = rows[i].s.calls && rows[i].s.counters[k];
+	}
+}
+
+/* Under the table, the counters left out, so that no reader takes them for not counted. */
+static void zero_counters(FILE *out, const struct report_info *info, const bool *shown)
+{
+	const char *sep = "<p class=\"facts\"><span class=\"zero-counters\">";
+
+	for (size_t k = 0; k < info->nr_events; k++) {
+		if (shown[k])
+			continue;
+		fputs(sep, out);
+		html_escape(out, info->events[k]);
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		fputs(": 0 in every call (no column)</span></p>\n", out);
+}
+
 int report_html_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
 {
+	bool shown[DLPROF_MAX_EVENTS];
+
 	head(out, info);
-	table_head(out, info);
+	counters_shown(rows, n, info, shown);
+	table_head(out, info, shown);
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].s.calls)
-			table_row(out, &rows[i], info);
+			table_row(out, &rows[i], info, shown);
 	fputs("</tbody></table>\n", out);
+	zero_counters(out, info, shown);
 	trust_facts(out, rows, n, info);
 	if (info->timeline)
 		timeline(out, info->timeline);

@@ -1,10 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "dlprof.h"
 #include "util/messages.h"
 #include "probe/probe_attach.h"
+
+/*
+ * The file at path, opened once for all its probes: the kernel resolves each
+ * probe's path anew, and a path through /proc/PID/root ends with that
+ * process (its next probe would fail with ENOENT, the file still there).
+ * /proc/self/fd/N names the very file opened, whoever holds PID later.
+ */
+static int attach_file_pinned(struct attacher *a, const char *path, const uint64_t *offsets,
+			      const uint64_t *cookies, size_t n, struct attach_skip **skips, size_t *nr_skips)
+{
+	char pinned[64];
+	int fd, err;
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(pinned, sizeof(pinned), "/proc/self/fd/%d", fd);
+	err = attacher__attach_file(a, pinned, offsets, cookies, n, skips, nr_skips);
+	close(fd);
+	return err;
+}
 
 int attach_file_subset(struct attacher *a, const char *path, const uint64_t *offsets, const uint64_t *cookies,
 		       size_t n, const bool *on, uint64_t gate, struct attach_skip **skips, size_t *nr_skips)
@@ -16,7 +40,7 @@ int attach_file_subset(struct attacher *a, const char *path, const uint64_t *off
 	*skips = NULL;
 	*nr_skips = 0;
 	if (!on && !gate)
-		return n ? attacher__attach_file(a, path, offsets, cookies, n, skips, nr_skips) : 0;
+		return n ? attach_file_pinned(a, path, offsets, cookies, n, skips, nr_skips) : 0;
 	offs = calloc(n ?: 1, sizeof(*offs));
 	cooks = calloc(n ?: 1, sizeof(*cooks));
 	from = calloc(n ?: 1, sizeof(*from));
@@ -30,7 +54,7 @@ int attach_file_subset(struct attacher *a, const char *path, const uint64_t *off
 		from[k++] = i;
 	}
 	if (!err && k)
-		err = attacher__attach_file(a, path, offs, cooks, k, skips, nr_skips);
+		err = attach_file_pinned(a, path, offs, cooks, k, skips, nr_skips);
 	/* The caller knows its own offsets: each skip's index into them. */
 	for (size_t s = 0; s < *nr_skips; s++)
 		(*skips)[s].index = from[(*skips)[s].index];
@@ -40,8 +64,10 @@ int attach_file_subset(struct attacher *a, const char *path, const uint64_t *off
 	return err;
 }
 
-int probe_table__attach(const struct probe_table *t, struct attacher *a, bool verbose, size_t *skipped)
+int probe_table__attach(const struct probe_table *t, struct attacher *a, bool verbose, size_t *skipped,
+			const char **failed)
 {
+	*failed = NULL;
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		const struct probe_lib *lib = &t->libs[i];
 		struct attach_skip *skips = NULL;
@@ -58,9 +84,7 @@ int probe_table__attach(const struct probe_table *t, struct attacher *a, bool ve
 					 lib->nr_funcs, NULL, 0, &skips, &nr_skips);
 		if (err) {
 			free(skips);
-			/* A cancel is the caller's to say. */
-			if (err != -ECANCELED)
-				errmsg("cannot attach probes to %s: %s", lib->file->display, attach_strerror(err));
+			*failed = lib->file->display;
 			return err;
 		}
 		for (size_t k = 0; k < nr_skips && verbose; k++)

@@ -25,10 +25,11 @@ int attach_file_subset(struct attacher *a, const char *path, const uint64_t *off
  * Attach t's functions, library by library. Functions the kernel refuses
  * are left out with one warning per library (one per function when
  * verbose) and added to *skipped. Returns 0, -ECANCELED when the
- * attacher's tick stopped it (nothing said), or -errno after a one-line
- * error naming the library that could not be attached at all.
+ * attacher's tick stopped it, or -errno with *failed the library (as the
+ * target sees it) that could not be attached at all: the caller says it.
  */
-int probe_table__attach(const struct probe_table *t, struct attacher *a, bool verbose, size_t *skipped);
+int probe_table__attach(const struct probe_table *t, struct attacher *a, bool verbose, size_t *skipped,
+			const char **failed);
 
 /*
  * The functions with ids in [lo, hi) that on[] selects, library by

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "probe/cgroup_target.h"
@@ -39,5 +41,30 @@ int proc_info_read(pid_t pid, char *comm, size_t comm_sz, uint64_t *cgroup_id)
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
 	*cgroup_id = cgroup_id_of(pid);
+	return 0;
+}
+
+int proc_start_time(pid_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *after_comm;
+	unsigned long long start;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -ESRCH;
+	buf[len] = '\0';
+	/* The comm (field 2) may hold spaces and parentheses: fields 3 on follow the last ')'. */
+	after_comm = strrchr(buf, ')');
+	if (!after_comm || sscanf(after_comm + 1, " %*c" "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+				  "%*s %*s %*s %*s %*s %*s %*s %*s %llu", &start) != 1)
+		return -EINVAL;
+	*ticks = start;
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* What a trace records about a process: its name and cgroup. */
+/* What a trace records about a process: its name and cgroup; and its start time. */
 #ifndef DLPROF_PROC_INFO_H
 #define DLPROF_PROC_INFO_H
 
@@ -13,5 +13,12 @@
  * Returns 0, or -ESRCH when the process is gone.
  */
 int proc_info_read(pid_t pid, char *comm, size_t comm_sz, uint64_t *cgroup_id);
+
+/*
+ * When the process started, in clock ticks after boot (/proc/PID/stat's
+ * field 22): with the pid, what tells a process from a later one that
+ * reuses its pid. 0, or -ESRCH when the process is gone.
+ */
+int proc_start_time(pid_t pid, uint64_t *ticks);
 
 #endif /* DLPROF_PROC_INFO_H */

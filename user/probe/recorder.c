@@ -14,8 +14,8 @@
 #include "trace/trace_writer.h"
 #include "util/clock.h"
 
-/* The design promise: a SIGKILL loses at most the last second. */
-#define FLUSH_INTERVAL_NS 1000000000ull
+/* The design promise: a SIGKILL loses at most the last flush interval. */
+#define FLUSH_INTERVAL_NS ((uint64_t)(TRACE_FLUSH_INTERVAL_S * 1e9))
 
 struct recorder {
 	struct kernel_maps maps;

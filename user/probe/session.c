@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include "probe/kernel_stats.h"
 #include "probe/kernel_features.h"
 #include "probe/preflight.h"
+#include "probe/proc_info.h"
 #include "probe/probe_attach.h"
 #include "probe/probe_table.h"
 #include "probe/recorder.h"
@@ -458,6 +460,29 @@ static int track_tgid(struct session *s, pid_t pid)
 	return 0;
 }
 
+static void untrack_tgid(struct session *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.tracked_tgids), &key);
+}
+
+/*
+ * A tgid in the filter while the process it names lives: the exit program
+ * takes it out as that process ends (bpf/profile.bpf.c), so it only has to
+ * be alive once in. A pid that ended and went to a new process before it
+ * was in shows another start time (or none): taken out again.
+ */
+static int track_started(struct session *s, pid_t pid, uint64_t start)
+{
+	uint64_t now;
+	int ret = track_tgid(s, pid);
+
+	if (!ret && (proc_start_time(pid, &now) || now != start))
+		untrack_tgid(s, pid);
+	return ret;
+}
+
 /*
  * The -p processes, watched for their exit, and their descendants: those
  * alive now from /proc, those forked later by the fork program (attached
@@ -465,6 +490,7 @@ static int track_tgid(struct session *s, pid_t pid)
  */
 static int track_pids(struct session *s, char *err, size_t err_sz)
 {
+	uint64_t *starts = NULL;
 	pid_t *desc = NULL;
 	size_t nr_desc = 0;
 	int ret;
@@ -472,17 +498,21 @@ static int track_pids(struct session *s, char *err, size_t err_sz)
 	for (size_t i = 0; i < s->opts.nr_pids; i++) {
 		pid_t pid = s->opts.pids[i];
 
+		/* The pidfd is the target: whoever holds its pid later is not. */
 		ret = pid_watch__add(&s->pids, pid, err, err_sz);
 		if (ret)
 			return ret;
 		ret = track_tgid(s, pid);
 		if (ret)
 			return session_fail(err, err_sz, ret, "cannot track process %d: %s", (int)pid, strerror(-ret));
+		if (pid_watch__ended(&s->pids, s->pids.n - 1))
+			untrack_tgid(s, pid);
 	}
-	ret = target_descendants(s->opts.pids, s->opts.nr_pids, &desc, &nr_desc);
+	ret = target_descendants(s->opts.pids, s->opts.nr_pids, &desc, &starts, &nr_desc);
 	for (size_t i = 0; i < nr_desc && !ret; i++)
-		ret = track_tgid(s, desc[i]);
+		ret = track_started(s, desc[i], starts[i]);
 	free(desc);
+	free(starts);
 	if (ret)
 		return session_fail(err, err_sz, ret, "cannot follow the processes' descendants: %s", strerror(-ret));
 	return 0;
@@ -548,31 +578,78 @@ bool session_progress(struct session *s, enum session_phase phase, size_t done, 
 	return s->opts.progress(s->opts.progress_ctx, &p);
 }
 
+/* How long a failed attach waits to see whether its targets were exiting. */
+#define TARGET_EXIT_WAIT_MS 200
+
+/*
+ * Every -p process has exited: the rest of an attach would only add probes
+ * to remove, one grace period each in classic mode. A pidfd names the
+ * process, not its pid: one that takes the pid meanwhile keeps nothing alive.
+ */
+static bool targets_exited(struct session *s)
+{
+	struct pollfd p = { .fd = s->pids.epoll_fd, .events = POLLIN };
+
+	if (!s->opts.nr_pids || s->opts.command || p.fd < 0)
+		return false;
+	if (poll(&p, 1, 0) != 1 || pid_watch__alive(&s->pids))
+		return false;
+	s->targets_gone = true;
+	return true;
+}
+
 static bool attach_tick(void *ctx, size_t done)
 {
 	struct session *s = ctx;
 
 	s->attach_done = done;
+	if (targets_exited(s))
+		return true;
 	return session_progress(s, SESSION_ATTACHING, done, s->table.nr_funcs, false);
+}
+
+/* "process 1234", or "the 3 processes" of -p: who exited during the attach. */
+static void targets_name(const struct session *s, char *buf, size_t sz)
+{
+	if (s->opts.nr_pids == 1)
+		snprintf(buf, sz, "target process %d", (int)s->opts.pids[0]);
+	else
+		snprintf(buf, sz, "all %zu target processes", s->opts.nr_pids);
 }
 
 /* The table's functions into s->attacher, with the progress callback told and heard (phase_t0 set). */
 static int attach_table(struct session *s, char *err, size_t err_sz)
 {
 	size_t total = s->table.nr_funcs;
+	const char *failed;
 	int ret;
 
 	s->attach_done = 0;
 	attacher__set_tick(s->attacher, attach_tick, s);
-	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_refused);
+	ret = probe_table__attach(&s->table, s->attacher, s->opts.list_skipped, &s->tot.functions_refused, &failed);
 	s->tot.functions_skipped += s->tot.functions_refused;
 	attacher__set_tick(s->attacher, NULL, NULL);
+	/*
+	 * An attach that failed as the targets went says that: a process's
+	 * files leave /proc/PID/root a moment before its pidfd turns readable.
+	 */
+	if (ret && ret != -ECANCELED && s->opts.nr_pids && !s->opts.command)
+		poll(&(struct pollfd){ .fd = s->pids.epoll_fd, .events = POLLIN }, 1, TARGET_EXIT_WAIT_MS);
+	if (ret && (s->targets_gone || targets_exited(s))) {
+		char who[64];
+
+		targets_name(s, who, sizeof(who));
+		return session_fail(err, err_sz, -ESRCH, "%s exited during the attach, after %zu of %zu functions: "
+				    "nothing left to profile", who, s->attach_done, total);
+	}
 	if (ret == -ECANCELED) {
 		session_progress(s, SESSION_ATTACHING, s->attach_done, total, true);
 		return session_fail(err, err_sz, ret, "attach cancelled after %zu of %zu functions", s->attach_done, total);
 	}
 	if (!ret)
 		session_progress(s, SESSION_ATTACHING, total, total, true);
+	else if (failed)
+		session_fail(err, err_sz, ret, "cannot attach probes to %s: %s", failed, attach_strerror(ret));
 	return ret;
 }
 
@@ -610,7 +687,6 @@ static int attach_all(struct session *s, char *err, size_t err_sz)
 			return session_fail(err, err_sz, ret, "cannot attach the unwinder's probes: %s; C++ exceptions "
 				    "through probed functions would abort the program", attach_strerror(ret));
 	}
-	/* Its own messages name each refusal: there is no single line to put in err. */
 	ret = s->opts.start_unlinked ? 0 : attach_table(s, err, err_sz);
 	if (ret)
 		return ret;
@@ -681,6 +757,11 @@ int session__target_fd(const struct session *s)
 bool session__targets_alive(struct session *s)
 {
 	return pid_watch__alive(&s->pids);
+}
+
+bool session__targets_gone(const struct session *s)
+{
+	return s->targets_gone;
 }
 
 pid_t session__command_pid(const struct session *s)

@@ -189,6 +189,12 @@ int session__read_mappings(const struct session *s, uint64_t *per_lib);
 int session__target_fd(const struct session *s);
 /* Forgets the -p processes that exited: false once none is left. */
 bool session__targets_alive(struct session *s);
+/*
+ * Whether session__start failed because every -p process had exited
+ * before the attach was over: it stopped there, and the probes made so
+ * far are still the session's, for session__stop to remove.
+ */
+bool session__targets_gone(const struct session *s);
 
 /* The launched command's pid; -1 without one, or once it was reaped. */
 pid_t session__command_pid(const struct session *s);

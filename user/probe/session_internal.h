@@ -53,6 +53,7 @@ struct session {
 	struct link_closer closer;	/* links closing on threads: windows', old chunks', the stop's leftovers */
 	double phase_t0, progress_last;	/* the progress callback's: when the phase began, when it was last called */
 	size_t attach_done;		/* the table's functions attached or refused so far */
+	bool targets_gone;		/* every -p process exited before the attach was over */
 	__u64 *all_calls_cpu;		/* start_unlinked: all_calls of each possible CPU at the last read */
 };
 

@@ -289,6 +289,13 @@ int pid_watch__add(struct pid_watch *w, pid_t pid, char *err, size_t err_sz)
 	return 0;
 }
 
+bool pid_watch__ended(const struct pid_watch *w, size_t i)
+{
+	struct pollfd p = { .fd = i < w->n ? w->pidfds[i] : -1, .events = POLLIN };
+
+	return p.fd < 0 || poll(&p, 1, 0) == 1;
+}
+
 bool pid_watch__alive(struct pid_watch *w)
 {
 	bool alive = false;
@@ -331,6 +338,7 @@ int exit_status_of(int wstatus)
 
 struct proc_parent {
 	pid_t pid, ppid;
+	uint64_t start;		/* clock ticks after boot: tells it from a later holder of its pid */
 };
 
 /* Every process with its parent, from /proc/PID/stat (the comm may hold spaces and parentheses). */
@@ -345,6 +353,7 @@ static int proc_parents(struct proc_parent **out, size_t *cnt)
 		return -errno;
 	while ((de = readdir(proc))) {
 		char path[300], buf[512], *close_paren;
+		unsigned long long start;
 		int ppid, fd;
 		ssize_t len;
 
@@ -360,14 +369,16 @@ static int proc_parents(struct proc_parent **out, size_t *cnt)
 			continue;
 		buf[len] = '\0';
 		close_paren = strrchr(buf, ')');
-		if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+		/* Fields 3 (state), 4 (ppid), then 22 (starttime). */
+		if (!close_paren || sscanf(close_paren + 1, " %*c %d" "%*s %*s %*s %*s %*s %*s %*s %*s %*s"
+					   "%*s %*s %*s %*s %*s %*s %*s %*s %llu", &ppid, &start) != 2)
 			continue;
 		if (ARRAY_RESERVE(all, cap, n + 1)) {
 			free(all);
 			closedir(proc);
 			return -ENOMEM;
 		}
-		all[n++] = (struct proc_parent){ .pid = atoi(de->d_name), .ppid = ppid };
+		all[n++] = (struct proc_parent){ .pid = atoi(de->d_name), .ppid = ppid, .start = start };
 	}
 	closedir(proc);
 	*out = all;
@@ -375,15 +386,17 @@ static int proc_parents(struct proc_parent **out, size_t *cnt)
 	return 0;
 }
 
-int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, size_t *cnt)
+int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, uint64_t **starts, size_t *cnt)
 {
 	struct proc_parent *all = NULL;
-	size_t n_all = 0, n = 0, cap = 0;
+	size_t n_all = 0, n = 0, cap = 0, cap_starts = 0;
+	uint64_t *start = NULL;
 	pid_t *found = NULL;
 	bool grew = true;
 	int err;
 
 	*out = NULL;
+	*starts = NULL;
 	*cnt = 0;
 	err = proc_parents(&all, &n_all);
 	if (err)
@@ -404,8 +417,9 @@ int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, size_t 
 			}
 			if (!parent_in || in)
 				continue;
-			err = ARRAY_RESERVE(found, cap, n + 1);
+			err = ARRAY_RESERVE(found, cap, n + 1) ?: ARRAY_RESERVE(start, cap_starts, n + 1);
 			if (!err) {
+				start[n] = all[i].start;
 				found[n++] = all[i].pid;
 				grew = true;
 			}
@@ -414,9 +428,11 @@ int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, size_t 
 	free(all);
 	if (err) {
 		free(found);
+		free(start);
 		return err;
 	}
 	*out = found;
+	*starts = start;
 	*cnt = n;
 	return 0;
 }

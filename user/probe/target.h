@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct launched_cmd {
@@ -66,6 +67,8 @@ struct pid_watch {
 void pid_watch__init(struct pid_watch *w);
 /* Watch pid too (at most TARGET_PIDS_MAX): 0, or -errno with the one line in err. */
 int pid_watch__add(struct pid_watch *w, pid_t pid, char *err, size_t err_sz);
+/* Whether the i-th process added has exited (a watch can tell it from a later holder of its pid). */
+bool pid_watch__ended(const struct pid_watch *w, size_t i);
 /* Forgets the processes that exited: false once none is left. */
 bool pid_watch__alive(struct pid_watch *w);
 void pid_watch__close(struct pid_watch *w);
@@ -73,9 +76,10 @@ void pid_watch__close(struct pid_watch *w);
 /*
  * The processes descending from roots now (children, their children, ...),
  * from the parent pids in /proc/PID/stat; roots themselves not included.
- * *out is malloc'ed. 0 or -errno.
+ * (*starts)[i] is (*out)[i]'s start time as proc_start_time() reads it.
+ * *out and *starts are malloc'ed. 0 or -errno.
  */
-int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, size_t *cnt);
+int target_descendants(const pid_t *roots, size_t nr_roots, pid_t **out, uint64_t **starts, size_t *cnt);
 
 /* The tool's exit status for a child's wait status: its code, or 128+signal. */
 int exit_status_of(int wstatus);

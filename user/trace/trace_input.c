@@ -156,7 +156,12 @@ void trace_input__losses(const struct trace_input *in, struct trace_losses *l)
 	memset(l, 0, sizeof(*l));
 	l->ringbuf_drops = trace_meta__drops(m);
 	l->write_lost = trace_meta__write_lost(m);
-	l->unclean_end = !m->ended_cleanly;
+	/* A trace closed with write errors lost only what write_lost counts. */
+	l->unclean_end = !m->ended_cleanly && !m->closed;
+	/* A flush writes the calls that ended up to the reorder window before it: the rest waited. */
+	l->gap_s = TRACE_FLUSH_INTERVAL_S + (double)m->reorder_window_ns / 1e9;
+	if (l->unclean_end && m->last_flush_ns > m->mono_start_ns + m->reorder_window_ns)
+		l->written_s = (double)(m->last_flush_ns - m->reorder_window_ns - m->mono_start_ns) / 1e9;
 	if (m->merged) {
 		l->damaged = m->merge.damaged_blocks;
 		l->skipped_bytes = m->merge.skipped_bytes;
@@ -190,8 +195,13 @@ bool trace_losses_describe(const struct trace_losses *l, char *buf, size_t sz)
 			ADD(", at least %" PRIu64 " records", (uint64_t)l->skipped_records);
 		ADD(");");
 	}
-	if (l->unclean_end)
-		ADD(" the recording did not end cleanly (the last second may be missing);");
+	/* The recorder flushes every TRACE_FLUSH_INTERVAL_S: what it held past the last flush died with it. */
+	if (l->unclean_end && l->written_s > 0)
+		ADD(" the recording was cut off (never closed): it holds the calls of its first %.1f s, and those of "
+		    "at most %.1f s after that were never written;", l->written_s, l->gap_s);
+	else if (l->unclean_end)
+		ADD(" the recording was cut off (never closed) before it had written a flush interval: calls of at "
+		    "most its first %.1f s were never written;", l->gap_s);
 #undef ADD
 	if (!l->ringbuf_drops && !l->write_lost && !l->damaged && !l->unclean_end)
 		return false;

@@ -36,7 +36,9 @@ struct trace_losses {
 	__u64 damaged;			/* damaged places found (this read and, for a .dlt, its merge) */
 	__u64 skipped_bytes;
 	__u64 skipped_records;		/* known from sound block headers; more may be lost */
-	bool unclean_end;		/* the recording did not end cleanly (killed, or a write failed) */
+	bool unclean_end;		/* the recording was cut off (killed): never closed */
+	double written_s;		/* when cut off: its calls up to this long after the start were written (0: unknown) */
+	double gap_s;			/* and those of at most this long after that were not */
 };
 
 void trace_input__losses(const struct trace_input *in, struct trace_losses *l);

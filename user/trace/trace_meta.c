@@ -229,6 +229,7 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 	d->realtime_offset_ns = m->realtime_offset_ns;
 	d->last_flush_ns = m->last_flush_ns;
 	d->ended_cleanly = m->ended_cleanly;
+	d->closed = m->closed;
 	d->compression = m->compression;
 	d->zlib_level = m->zlib_level;
 	d->block_records = m->block_records;
@@ -413,6 +414,7 @@ static void misc_json(const struct trace_meta *m, struct json_object *root, int 
 		put_u64(o, "last_flush_ns", m->last_flush_ns, err);
 	}
 	put(root, "ended_cleanly", json_object_new_boolean(m->ended_cleanly), err);
+	put(root, "closed", json_object_new_boolean(m->closed), err);
 	o = new_obj(root, "writer", err);
 	if (o) {
 		put(o, "compression", json_object_new_string(
@@ -801,6 +803,9 @@ static void parse_rest(struct parse *p, struct json_object *root, struct trace_m
 
 	v = get(p, root, "the metadata", "ended_cleanly", json_type_boolean, true);
 	m->ended_cleanly = v && json_object_get_boolean(v);
+	/* Traces written before the field: closed when they ended cleanly. */
+	v = get(p, root, "the metadata", "closed", json_type_boolean, false);
+	m->closed = v ? json_object_get_boolean(v) : m->ended_cleanly;
 	o = get(p, root, "the metadata", "diag", json_type_object, false);
 	if (o) {
 		m->orphan_returns = get_u64(p, o, "diag", "orphan_returns", false);

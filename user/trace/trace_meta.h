@@ -39,6 +39,12 @@ struct trace_thread {
 	char *comm;
 };
 
+/*
+ * The recorder writes its blocks and the metadata at least this often: a
+ * recording cut off (SIGKILL) loses at most this long of calls.
+ */
+#define TRACE_FLUSH_INTERVAL_S 1.0
+
 struct trace_cpu_counts {
 	__u64 ringbuf_drops;		/* records the kernel lost to a full ringbuf */
 	__u64 write_lost;		/* records lost because their block could not be written */
@@ -61,6 +67,13 @@ struct trace_meta {
 	__s64 realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 	__u64 last_flush_ns;		/* CLOCK_MONOTONIC of the last flush; 0: none yet */
 	bool ended_cleanly;
+	/*
+	 * The writer closed the trace: whatever it could not write is counted
+	 * (write_lost), so a trace that did not end cleanly is complete but for
+	 * those counts. false with ended_cleanly false: cut off (killed), the
+	 * calls after last_flush_ns never written.
+	 */
+	bool closed;
 
 	/* How the shards were written (informational; each file says it too). */
 	enum trace_compression compression;

@@ -334,9 +334,11 @@ int trace_writer__close(struct trace_writer *w)
 	if (!w->meta->last_flush_ns)
 		w->meta->last_flush_ns = clock_ns(CLOCK_MONOTONIC);
 	w->meta->ended_cleanly = !err;
+	/* What the shards could not take is counted in write_lost: the trace is closed, not cut off. */
+	w->meta->closed = true;
 	e = trace_writer__write_meta(w);
 	if (e)
-		w->meta->ended_cleanly = false;
+		w->meta->ended_cleanly = w->meta->closed = false;
 	else
 		trace_meta__drop_spare(w->dirfd);
 	return err ? err : e;
