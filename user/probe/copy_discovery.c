@@ -9,6 +9,8 @@
 #include <time.h>
 #include <linux/perf_event.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/timerfd.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -16,6 +18,8 @@
 
 #include "discover.h"
 #include "probe/cgroup_target.h"
+#include "probe/container_names.h"
+#include "probe/kernel_groups.h"
 #include "probe/copy_discovery.h"
 #include "util/messages.h"
 #include "discover.skel.h"
@@ -35,6 +39,9 @@
  * milliseconds, while a burst of process starts maps libraries meanwhile.
  */
 #define MMAP_RECORD_PAGES	16
+
+/* How often idle copies' files are looked at (lib_copies.h), while there are any. */
+#define IDLE_SWEEP_S		1
 
 /* How the kernel tells of a new mapping, best first (bpf/discover.bpf.c says why each). */
 enum discover_hook {
@@ -61,7 +68,9 @@ struct copy_discovery {
 	enum discover_hook hook;
 	char why[256];			/* why the better hooks are not used, for the line when none is */
 	struct perf_buffer *records;	/* HOOK_PERF: the kernel's mmap records */
-	int epoll_fd;			/* HOOK_PERF: over the ringbuf's and the records' fds; else -1 */
+	int epoll_fd;			/* over the ringbuf's, the sweep timer's and the records' fds */
+	int sweep_fd;			/* a timerfd, armed while idle copies wait for their files to go */
+	int watch_fd;			/* inotify: the runtimes' lists of containers */
 	uint64_t records_lost;		/* mmap records the kernel could not write (their buffer full) */
 	char *const *cgroups;		/* absolute v2 directories; none: every process */
 	size_t nr_cgroups;
@@ -152,6 +161,20 @@ static void judge_file(struct copy_discovery *d, dev_t dev, ino_t ino)
 	bpf_map_update_elem(bpf_map__fd(d->skel->maps.judged_files), &key, &one, BPF_ANY);
 }
 
+/*
+ * The name of pid's container, read while its runtime still lists it: a
+ * --rm container is gone from its runtime's files by the time the
+ * profile's rows are named.
+ */
+static void remember_container(pid_t pid)
+{
+	char rel[PATH_MAX], id[72];
+	size_t end;
+
+	if (!proc_cgroup2_path(pid, rel, sizeof(rel)) && cgroup_path_container(rel, id, sizeof(id), &end))
+		container_names_remember(id, NULL);
+}
+
 static void on_mapped(struct copy_discovery *d, const struct discover_event *ev)
 {
 	char name[DISCOVER_NAME_LEN];
@@ -167,6 +190,8 @@ static void on_mapped(struct copy_discovery *d, const struct discover_event *ev)
 			nanosleep(&(struct timespec){ .tv_nsec = MAPS_RETRY_NS }, NULL);
 		found = lib_copies__mapped(d->copies, (pid_t)ev->pid, name, (double)ev->ts_ns / 1e9);
 	}
+	/* After the probes: the name is read from the runtime's files. */
+	remember_container((pid_t)ev->pid);
 	if (found > 0)
 		return;
 	/* Gone before we looked, or not mapped after all: report the file's next mapping again. */
@@ -290,12 +315,91 @@ static int open_records(struct copy_discovery *d)
 		add_why(d, hooks[HOOK_PERF].what, strerror(errno));
 		return 1;
 	}
-	/* One fd for the session to wait on: the exits still come through the ringbuf. */
-	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->epoll_fd < 0 || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(d->rb), &in) ||
-	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(d->records), &in))
+	/* The exits still come through the ringbuf, on the same epoll fd. */
+	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(d->records), &in))
 		return -errno;
 	return 0;
+}
+
+/* One fd for the session to wait on: the ringbuf's events and the sweep's timer (the records' too). */
+static int open_epoll(struct copy_discovery *d)
+{
+	struct epoll_event in = { .events = EPOLLIN };
+
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	d->sweep_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->epoll_fd < 0 || d->sweep_fd < 0 || d->watch_fd < 0 ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(d->rb), &in) ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->sweep_fd, &in) ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->watch_fd, &in))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Containers' names are read as podman lists them, each time it writes
+ * its list: a --rm container is gone from it by the time the rows are
+ * named. A runtime that is not installed is not watched.
+ */
+static void watch_container_names(struct copy_discovery *d)
+{
+	char **dirs;
+	size_t nr;
+
+	if (container_names_dirs(NULL, &dirs, &nr))
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		inotify_add_watch(d->watch_fd, dirs[i], IN_CLOSE_WRITE | IN_MOVED_TO);
+		free(dirs[i]);
+	}
+	free(dirs);
+	container_names_remember_all(NULL);
+}
+
+/* What the watched directories said: drained whole, then acted on once. */
+static void read_watches(struct copy_discovery *d)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool names = false;
+	ssize_t n;
+
+	while ((n = read(d->watch_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) + ((struct inotify_event *)p)->len) {
+			const struct inotify_event *ev = (const void *)p;
+
+			names = names || (ev->len && !strcmp(ev->name, "containers.json"));
+		}
+	}
+	if (names)
+		container_names_remember_all(NULL);
+}
+
+/* Idle copies left: the timer ticks, to detach each once its file is gone; none: it sleeps. */
+static void arm_sweep(struct copy_discovery *d, size_t idle)
+{
+	struct itimerspec its = {};
+	uint64_t ticks;
+
+	if (read(d->sweep_fd, &ticks, sizeof(ticks)) < 0 && !idle)
+		return;	/* nothing pending, nothing to arm (the common case) */
+	if (idle)
+		its.it_value.tv_sec = its.it_interval.tv_sec = IDLE_SWEEP_S;
+	timerfd_settime(d->sweep_fd, 0, &its, NULL);
+}
+
+/* DLPROF_MAX_IDLE_COPIES=N: the tests try the limit with few containers. */
+static void set_max_idle(struct lib_copies *c)
+{
+	const char *env = getenv("DLPROF_MAX_IDLE_COPIES");
+	char *end;
+	unsigned long n;
+
+	if (!env)
+		return;
+	n = strtoul(env, &end, 10);
+	if (*env && !*end)
+		lib_copies__set_max_idle(c, n);
 }
 
 /*
@@ -430,6 +534,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	d->copies = lib_copies__new(t, specs, mode, progs, &hooks, start_unlinked);
 	if (!d->copies)
 		return -errno;
+	set_max_idle(d->copies);
 	/* The primaries stay attached: their mappings need no event. */
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		judge_file(d, t->libs[i].file->seen_dev, t->libs[i].file->seen_ino);
@@ -440,7 +545,11 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb)
 		return -errno;
-	err = attach(d);
+	err = open_epoll(d);
+	if (!err)
+		err = attach(d);
+	if (!err)
+		watch_container_names(d);
 	if (err)
 		return err;
 	return lib_copies__scan(d->copies);
@@ -458,6 +567,8 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 	d->cgroups = cgroups;
 	d->nr_cgroups = nr_cgroups;
 	d->epoll_fd = -1;
+	d->sweep_fd = -1;
+	d->watch_fd = -1;
 	err = start(d, t, specs, mode, progs, start_unlinked);
 	if (err) {
 		copy_discovery__free(d);
@@ -469,9 +580,7 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 
 int copy_discovery__fd(const struct copy_discovery *d)
 {
-	if (!d)
-		return -1;
-	return d->epoll_fd >= 0 ? d->epoll_fd : ring_buffer__epoll_fd(d->rb);
+	return d ? d->epoll_fd : -1;
 }
 
 int copy_discovery__poll(struct copy_discovery *d)
@@ -483,6 +592,8 @@ int copy_discovery__poll(struct copy_discovery *d)
 	n = ring_buffer__consume(d->rb);
 	if (n >= 0 && d->records)
 		n = perf_buffer__consume(d->records);
+	read_watches(d);
+	arm_sweep(d, lib_copies__sweep(d->copies));
 	return n < 0 ? n : 0;
 }
 
@@ -519,6 +630,10 @@ void copy_discovery__free(struct copy_discovery *d)
 	perf_buffer__free(d->records);
 	if (d->epoll_fd >= 0)
 		close(d->epoll_fd);
+	if (d->sweep_fd >= 0)
+		close(d->sweep_fd);
+	if (d->watch_fd >= 0)
+		close(d->watch_fd);
 	ring_buffer__free(d->rb);
 	lib_copies__free(d->copies);
 	discover_bpf__destroy(d->skel);

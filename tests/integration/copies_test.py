@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Which copies (inodes) of a library hold probes, and when: a restarted container's
+copy stays attached while its file remains (the kernel writes the breakpoints into each
+new mapping before the process runs), so every container of an image is counted from
+its first call; an idle copy is detached once its file is gone. The library is the test
+library under a name unique to the run (namespace_test.lib_world), in an image of its
+own. Runner and helpers: itest.py."""
+import os
+import secrets
+import subprocess
+import sys
+import time
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+from containers import PODMAN_RUN, require_podman
+from namespace_test import (PRELOAD_UNDER_ASAN, Profiler, container_driver, finish_container, lib_world,
+                            profiler_env)
+
+
+def run_container(tag, lib, calls, name):
+    """A container whose driver calls its copy of lib calls times from its first instruction on
+    (no wait for anything), then exits; returns the finished process."""
+    return subprocess.run(PODMAN_RUN + ["--name", name, "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
+                                        "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
+                                        "/app/dltest_driver", "count", str(calls)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+
+
+def start_container(tag, lib, calls, name):
+    return subprocess.Popen(PODMAN_RUN + ["--name", name, "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
+                                          "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
+                                          "/app/dltest_driver", "count", str(calls)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def by_container(doc, func_name):
+    return {r["container"]: r["calls"] for r in doc["functions"] if r["name"] == func_name}
+
+
+@modes("session", "multi")
+def test_restarted_containers_counted_from_first_call():
+    """Five --rm containers of one image, one after another, then two at once, each calling
+    from its first instruction (nothing waits for the profiler): the first container's
+    copy is discovered (its driver waits for that), later ones find it still attached,
+    idle between them; --by container counts each exactly, named as podman named it."""
+    require_podman()
+    run = secrets.token_hex(3)
+    with lib_world() as (lib, host_dir, tag):
+        prof = Profiler(["--lib", lib, "--func", "dlt_add", "--by", "container"], env=profiler_env(host_dir))
+        want = {}
+        try:
+            first, _ = container_driver(tag, lib, 1000, ["--name", f"dlprof-r0-{run}"])
+            prof.wait_for(f"discovered copy /app/{lib}", 10)
+            drive(first)
+            finish_container(first)
+            want[f"dlprof-r0-{run}"] = 1000
+            prof.wait_for(f"idle copy /app/{lib}", 10)
+            for i in range(1, 5):
+                name = f"dlprof-r{i}-{run}"
+                r = run_container(tag, lib, 1000 + i, name)
+                check(r.returncode == 0, f"container {name}: exit {r.returncode}: {r.stderr}")
+                want[name] = 1000 + i
+            pair = {f"dlprof-p{i}-{run}": 2000 + i for i in range(2)}
+            started = [start_container(tag, lib, n, name) for name, n in pair.items()]
+            for p in started:
+                p.wait(timeout=120)
+                check(p.returncode == 0, f"container exit {p.returncode}: {p.stderr.read()}")
+            want.update(pair)
+            doc = prof.stop()
+        finally:
+            if prof.p.poll() is None:
+                prof.p.kill()
+    got = by_container(doc, "dlt_add")
+    check(got == want, f"calls per container {got}, want {want}")
+    mine = [c for c in doc.get("copies", []) if c["path"] == f"/app/{lib}"]
+    check(len(mine) == 1 and mine[0]["attach_failures"] == 0 and not mine[0]["detached"] and mine[0]["idle"],
+          f"the image's copy: {doc.get('copies')}")
+    check(doc.get("idle_copies") == 1, f"idle copies: {doc.get('idle_copies')}")
+    notes = [l for l, _ in prof.lines if l and "copy /app/" in l]
+    check(not any("re-attached" in l or "detached copy" in l for l in notes), f"the copy left and came back: {notes}")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
