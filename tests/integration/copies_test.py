@@ -6,6 +6,7 @@ new mapping before the process runs), so every container of an image is counted 
 its first call; an idle copy is detached once its file is gone. The library is the test
 library under a name unique to the run (namespace_test.lib_world), in an image of its
 own. Runner and helpers: itest.py."""
+import json
 import os
 import secrets
 import subprocess
@@ -14,7 +15,10 @@ import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-from containers import PODMAN_RUN, require_podman
+import shutil
+import tempfile
+
+from containers import PODMAN_RUN, driver_files, image_from_files, require_podman
 from namespace_test import (PRELOAD_UNDER_ASAN, Profiler, container_driver, finish_container, lib_world,
                             profiler_env)
 
@@ -80,6 +84,74 @@ def test_restarted_containers_counted_from_first_call():
     check(doc.get("idle_copies") == 1, f"idle copies: {doc.get('idle_copies')}")
     notes = [l for l, _ in prof.lines if l and "copy /app/" in l]
     check(not any("re-attached" in l or "detached copy" in l for l in notes), f"the copy left and came back: {notes}")
+
+
+@modes("session", "multi")
+def test_exec_job_counted_from_first_call():
+    """An image imported while the profiler runs: its layer's copy of the library is found
+    in the image store and attached before any container maps it. A container that does
+    not load the library, then a `podman exec` job in it that calls 777 times in its first
+    milliseconds: 777 exactly, the copy's origin "image"."""
+    require_podman()
+    lib = f"libdlns{secrets.token_hex(4)}.so"
+    cname = f"dlprof-exec-{secrets.token_hex(3)}"
+    with tempfile.TemporaryDirectory() as tmp:
+        host_dir = os.path.join(tmp, "host")
+        os.makedirs(host_dir)
+        shutil.copy(LIB, os.path.join(host_dir, lib))
+        prof = Profiler(["--lib", lib, "--func", "dlt_add", "--by", "container"], env=profiler_env(host_dir))
+        c = None
+        try:
+            files = driver_files() + [(LIB, "app/" + os.path.basename(LIB)), (LIB, "app/" + lib)]
+            with image_from_files("exec", files) as tag:
+                line, _ = prof.wait_for(f"attached image copy /app/{lib}", 30)
+                # The container's own process does not load the library: the exec job is its first mapper.
+                c = subprocess.Popen(PODMAN_RUN + ["--name", cname, "-e", "LD_LIBRARY_PATH=/app", tag,
+                                                   "/app/dltest_driver", "--wait", "count", "0"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                line = c.stdout.readline()
+                check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+                r = subprocess.run(["podman", "exec", "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
+                                    "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", cname, "/app/dltest_driver",
+                                    "count", "777"], capture_output=True, text=True, timeout=120)
+                check(r.returncode == 0, f"podman exec: exit {r.returncode}: {r.stderr}")
+                drive(c)
+                finish_container(c)
+                doc = prof.stop()
+        finally:
+            if c:
+                finish_container(c)
+            if prof.p.poll() is None:
+                prof.p.kill()
+    got = by_container(doc, "dlt_add")
+    check(got == {cname: 777}, f"calls per container {got}, want {{{cname!r}: 777}}")
+    mine = [x for x in doc.get("copies", []) if x["path"] == f"/app/{lib}"]
+    check(len(mine) == 1 and mine[0]["origin"] == "image" and mine[0]["attach_failures"] == 0,
+          f"the image's copy: {doc.get('copies')}")
+
+
+@modes("session")
+def test_library_only_in_an_image():
+    """A library no host directory and no running process has, only an image: named
+    system-wide, its layer's file is the primary, and a container started after calls it
+    from its first instruction: exact."""
+    require_podman()
+    lib = f"libdlns{secrets.token_hex(4)}.so"
+    name = f"dlprof-only-{secrets.token_hex(3)}"
+    files = driver_files() + [(LIB, "app/" + os.path.basename(LIB)), (LIB, "app/" + lib)]
+    with image_from_files("only", files) as tag:
+        prof = Profiler(["--lib", lib, "--func", "dlt_add", "--by", "container"])
+        try:
+            r = run_container(tag, lib, 1234, name)
+            check(r.returncode == 0, f"container {name}: exit {r.returncode}: {r.stderr}")
+            doc = prof.stop()
+        finally:
+            if prof.p.poll() is None:
+                prof.p.kill()
+    got = by_container(doc, "dlt_add")
+    check(got == {name: 1234}, f"calls per container {got}, want {{{name!r}: 1234}}")
+    check(lib in json.dumps(doc["functions"][0]),
+          f"the row's library: {doc['functions'][0]}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 #include "probe/container_names.h"
 #include "probe/kernel_groups.h"
 #include "probe/copy_discovery.h"
+#include "elf/image_layers.h"
 #include "util/messages.h"
 #include "discover.skel.h"
 
@@ -70,7 +71,9 @@ struct copy_discovery {
 	struct perf_buffer *records;	/* HOOK_PERF: the kernel's mmap records */
 	int epoll_fd;			/* over the ringbuf's, the sweep timer's and the records' fds */
 	int sweep_fd;			/* a timerfd, armed while idle copies wait for their files to go */
-	int watch_fd;			/* inotify: the runtimes' lists of containers */
+	int watch_fd;			/* inotify: the runtimes' lists of containers, the image store's of layers */
+	struct image_layers *images;	/* the node's image stores; NULL with cgroup targets */
+	size_t images_past_limit;	/* image files left unattached: idle copies at their limit */
 	uint64_t records_lost;		/* mmap records the kernel could not write (their buffer full) */
 	char *const *cgroups;		/* absolute v2 directories; none: every process */
 	size_t nr_cgroups;
@@ -357,11 +360,64 @@ static void watch_container_names(struct copy_discovery *d)
 	container_names_remember_all(NULL);
 }
 
+static bool wants_name(const char *base, void *ctx)
+{
+	const struct copy_discovery *d = ctx;
+
+	return lib_copies__wants_name(d->copies, base);
+}
+
+static int image_file_found(const char *path, const char *display, void *ctx)
+{
+	struct copy_discovery *d = ctx;
+	int ret = lib_copies__add_image_file(d->copies, path, display);
+
+	if (ret == -ENOSPC)
+		d->images_past_limit++;
+	return ret < 0 && ret != -ENOSPC ? ret : 0;
+}
+
+/*
+ * The images' own copies, attached before any container maps them: a
+ * container's first call is then counted however soon it comes. With
+ * cgroup targets, only their processes' copies are probed (found as they
+ * map them).
+ */
+static int scan_images(struct copy_discovery *d)
+{
+	size_t before = d->images_past_limit;
+	int n;
+
+	if (!d->images)
+		return 0;
+	n = image_layers__scan(d->images, wants_name, image_file_found, d);
+	if (d->images_past_limit > before)
+		warnmsg("%zu copies of the libraries in images are not attached ahead: as many idle copies as the "
+			"limit are; their containers' copies are attached when they map them",
+			d->images_past_limit - before);
+	return n < 0 ? n : 0;
+}
+
+static int watch_images(struct copy_discovery *d)
+{
+	const char *dir;
+
+	if (d->nr_cgroups)
+		return 0;
+	d->images = image_layers__new(NULL);
+	if (!d->images)
+		return -errno;
+	dir = image_layers__watch_dir(d->images);
+	if (dir)
+		inotify_add_watch(d->watch_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO);
+	return scan_images(d);
+}
+
 /* What the watched directories said: drained whole, then acted on once. */
 static void read_watches(struct copy_discovery *d)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool names = false;
+	bool names = false, layers = false;
 	ssize_t n;
 
 	while ((n = read(d->watch_fd, buf, sizeof(buf))) > 0) {
@@ -369,10 +425,13 @@ static void read_watches(struct copy_discovery *d)
 			const struct inotify_event *ev = (const void *)p;
 
 			names = names || (ev->len && !strcmp(ev->name, "containers.json"));
+			layers = layers || (ev->len && !strcmp(ev->name, IMAGE_LAYERS_LIST));
 		}
 	}
 	if (names)
 		container_names_remember_all(NULL);
+	if (layers)
+		scan_images(d);
 }
 
 /* Idle copies left: the timer ticks, to detach each once its file is gone; none: it sleeps. */
@@ -550,9 +609,9 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		err = attach(d);
 	if (!err)
 		watch_container_names(d);
-	if (err)
-		return err;
-	return lib_copies__scan(d->copies);
+	if (!err)
+		err = lib_copies__scan(d->copies);
+	return err ? err : watch_images(d);
 }
 
 struct copy_discovery *copy_discovery__start(const struct probe_table *t, const struct str_list *specs,
@@ -636,6 +695,7 @@ void copy_discovery__free(struct copy_discovery *d)
 		close(d->watch_fd);
 	ring_buffer__free(d->rb);
 	lib_copies__free(d->copies);
+	image_layers__free(d->images);
 	discover_bpf__destroy(d->skel);
 	free(d);
 }

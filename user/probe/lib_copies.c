@@ -67,6 +67,7 @@ static const char *const origin_names[] = {
 	[COPY_PRIMARY] = "primary",
 	[COPY_AT_START] = "start",
 	[COPY_DISCOVERED] = "discovered",
+	[COPY_IMAGE] = "image",
 };
 
 const char *lib_copy_origin_name(enum lib_copy_origin origin)
@@ -337,7 +338,8 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		c->hooks.attached(dev, ino, copy->info.lib, c->hooks.ctx);
 	if (origin == COPY_DISCOVERED && c->seen_s > 0)
 		copy->info.discovery_ms = (mono_seconds() - c->seen_s) * 1e3;
-	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : "attached", holder, copy->info.discovery_ms);
+	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : origin == COPY_IMAGE ? "attached image" : "attached",
+		  holder, copy->info.discovery_ms);
 	return holder > 0 ? add_holder(c, copy, holder) : 0;
 }
 
@@ -713,6 +715,26 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid)
 		detach_copy(c, copy);
 		note_copy(copy, "detached", pid, 0);
 	}
+}
+
+int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display)
+{
+	struct lib_copy *copy;
+	dev_t dev;
+	ino_t ino;
+	int err;
+
+	if (primary_of(c, path_base(display)) < 0 || real_inode_of(path, &dev, &ino) || find_copy(c, dev, ino))
+		return 0;
+	if (nr_idle(c) >= c->max_idle)
+		return -ENOSPC;
+	err = add_copy(c, path, display, 0, dev, ino, &(struct seen_id){ dev, ino }, 0, COPY_IMAGE);
+	copy = &c->copies[c->nr_copies - 1];
+	if (err || copy->info.detached)
+		return err;
+	copy->info.idle = true;
+	copy->idle_since = mono_seconds();
+	return 1;
 }
 
 size_t lib_copies__sweep(struct lib_copies *c)

@@ -29,6 +29,7 @@ enum lib_copy_origin {
 	COPY_PRIMARY,		/* a file of the probe table */
 	COPY_AT_START,		/* found at the start in a mount namespace or a process's maps */
 	COPY_DISCOVERED,	/* a process mapped it later */
+	COPY_IMAGE,		/* a file of an image's layer, found before any container maps it */
 };
 
 /* "primary", "start", "discovered": the one table of these names. */
@@ -91,6 +92,13 @@ int lib_copies__scan(struct lib_copies *c);
  * not), 0: not there (yet, or pid is gone), -errno.
  */
 int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double seen_s);
+/*
+ * A file of an image's layer (path as we open it, display as the image has
+ * it), attached idle before any process maps it, while fewer than the
+ * limit of idle copies are. 1: attached now, 0: known or not wanted,
+ * -ENOSPC: past the limit, -errno.
+ */
+int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display);
 /* pid exited: copies it held that no process maps any more turn idle, or are detached. */
 void lib_copies__exited(struct lib_copies *c, pid_t pid);
 /* Detach the idle copies whose file is gone; returns how many stay idle (then call again later). */
