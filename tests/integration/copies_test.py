@@ -19,8 +19,8 @@ import shutil
 import tempfile
 
 from containers import PODMAN_RUN, driver_files, image_from_files, require_podman
-from namespace_test import (PRELOAD_UNDER_ASAN, Profiler, container_driver, finish_container, lib_world,
-                            profiler_env)
+from namespace_test import (PRELOAD_UNDER_ASAN, Profiler, container_driver, finish_container, host_driver,
+                            lib_world, profiler_env)
 
 
 def run_container(tag, lib, calls, name):
@@ -152,6 +152,92 @@ def test_library_only_in_an_image():
     check(got == {name: 1234}, f"calls per container {got}, want {{{name!r}: 1234}}")
     check(lib in json.dumps(doc["functions"][0]),
           f"the row's library: {doc['functions'][0]}")
+
+
+def replace_file(path, src=None, text=None):
+    """As a package upgrade does: the new file written beside the old, renamed over it (a new inode)."""
+    tmp = path + ".dpkg-new"
+    if src:
+        shutil.copy(src, tmp)
+    else:
+        with open(tmp, "w") as f:
+            f.write(text)
+    before = os.stat(path).st_ino
+    os.rename(tmp, path)
+    check(os.stat(path).st_ino != before, "the replacement kept the inode")
+
+
+@modes("session", "multi")
+def test_path_replaced_under_cli():
+    """--lib /dir/NAME system-wide, then cp + mv of a new build over the path: a process
+    that mapped the old file and one started after the replacement, 2,000 + 4,000 calls,
+    all counted; one line says the file was replaced."""
+    with tempfile.TemporaryDirectory() as d:
+        name = f"libdlpf{secrets.token_hex(4)}.so"
+        path = os.path.join(d, name)
+        shutil.copy(LIB, path)
+        prof = Profiler(["--lib", path, "--func", "dlt_add"])
+        a = b = None
+        try:
+            a = host_driver(d, name, 2000)
+            replace_file(path, src=LIB)
+            prof.wait_for(f"{path} was replaced", 10)
+            b = host_driver(d, name, 4000)
+            drive(a)
+            drive(b)
+            finish(a)
+            finish(b)
+            a = b = None
+            doc = prof.stop()
+        finally:
+            for x in (a, b):
+                if x:
+                    x.kill()
+                    x.wait()
+            if prof.p.poll() is None:
+                prof.p.kill()
+    check(calls_of(doc, "dlt_add") == 6000, f"old + new file: {calls_of(doc, 'dlt_add')} calls, want 6000")
+    said = [l for l, _ in prof.lines if l and "replaced" in l]
+    check(len(said) == 1, f"the replacement said in {len(said)} lines: {said}")
+    origins = sorted(c["origin"] for c in doc.get("copies", []))
+    check(origins == ["primary", "replaced"], f"the summary's copies: {doc.get('copies')}")
+
+
+@modes("session")
+def test_path_replaced_under_agent():
+    """The agent on --lib /dir/NAME: cp + mv of a new build is followed (a log line), the
+    old and the new file's calls counted exactly (1,000 + 2,000); then a file that is not a
+    library is moved over the path: /readyz says 503 and dlprof_agent_library_follow_failures 1."""
+    from agent_test import Agent, samples  # the agent's runner
+    with tempfile.TemporaryDirectory() as d:
+        name = f"libdlpf{secrets.token_hex(4)}.so"
+        path = os.path.join(d, name)
+        shutil.copy(LIB, path)
+        with Agent(["--lib", path, "--func", "dlt_add", "--max-overhead", "off"]) as ag:
+            ag.wait_ready()
+            a = host_driver(d, name, 1000)
+            replace_file(path, src=LIB)
+            deadline = time.time() + 10
+            while "was replaced" not in ag.text() and time.time() < deadline:
+                time.sleep(0.05)
+            check("was replaced" in ag.text(), f"no log line of the replacement: {ag.text()[-1500:]}")
+            b = host_driver(d, name, 2000)
+            for x in (a, b):
+                drive(x)
+                finish(x)
+
+            def calls():
+                return sum(v for lbl, v in samples(ag.metrics(), "dlprof_calls_total").items()
+                           if 'function="dlt_add"' in lbl)
+            deadline = time.time() + 15
+            while calls() != 3000 and time.time() < deadline:
+                time.sleep(0.2)
+            check(calls() == 3000, f"series {calls()}, want 3000: {ag.text()[-1500:]}")
+            replace_file(path, text="not a library\n")
+            ag.wait_status("/readyz", 503, 15)
+            fails = samples(ag.metrics(), "dlprof_agent_library_follow_failures")
+            check(list(fails.values()) == [1], f"follow failures {fails}")
+            check(ag.stop() == 0, f"exit {ag.p.returncode}")
 
 
 if __name__ == "__main__":

@@ -572,6 +572,7 @@ void agent_profile__stats(const struct agent_profile *p, struct agent_profile_st
 		const struct lib_copy_info *c = session__copies(p->s, &n);
 
 		st->idle_copies = 0;
+		st->follow_failures = session__follow_failures(p->s);
 		for (size_t i = 0; i < n; i++) {
 			st->copy_attach_failures += c[i].attach_failures;
 			st->idle_copies += c[i].idle;

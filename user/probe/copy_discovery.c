@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
@@ -22,6 +23,7 @@
 #include "probe/kernel_groups.h"
 #include "probe/copy_discovery.h"
 #include "elf/image_layers.h"
+#include "probe/path_follow.h"
 #include "util/messages.h"
 #include "discover.skel.h"
 
@@ -73,6 +75,7 @@ struct copy_discovery {
 	int sweep_fd;			/* a timerfd, armed while idle copies wait for their files to go */
 	int watch_fd;			/* inotify: the runtimes' lists of containers, the image store's of layers */
 	struct image_layers *images;	/* the node's image stores; NULL with cgroup targets */
+	struct path_follow *follow;	/* the libraries named by path, followed across replacement */
 	size_t images_past_limit;	/* image files left unattached: idle copies at their limit */
 	uint64_t records_lost;		/* mmap records the kernel could not write (their buffer full) */
 	char *const *cgroups;		/* absolute v2 directories; none: every process */
@@ -413,6 +416,21 @@ static int watch_images(struct copy_discovery *d)
 	return scan_images(d);
 }
 
+/* A library named by path has a new file there: probed as a copy, the old one kept. */
+static int on_replaced(size_t lib, const char *path, void *ctx)
+{
+	struct copy_discovery *d = ctx;
+	struct stat st;
+	int ret;
+
+	ret = lib_copies__replaced(d->copies, lib, path);
+	/* Its one line: a failure's is the warning lib_copies gave. */
+	if (ret > 0 && !stat(path, &st))
+		notemsg("%s was replaced: its new file (inode %lu) is probed too, the old one stays probed for the "
+			"processes that map it", path, (unsigned long)st.st_ino);
+	return ret < 0 ? ret : 0;
+}
+
 /* What the watched directories said: drained whole, then acted on once. */
 static void read_watches(struct copy_discovery *d)
 {
@@ -424,10 +442,14 @@ static void read_watches(struct copy_discovery *d)
 		for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) + ((struct inotify_event *)p)->len) {
 			const struct inotify_event *ev = (const void *)p;
 
-			names = names || (ev->len && !strcmp(ev->name, "containers.json"));
-			layers = layers || (ev->len && !strcmp(ev->name, IMAGE_LAYERS_LIST));
+			if (!ev->len)
+				continue;
+			names = names || !strcmp(ev->name, "containers.json");
+			layers = layers || !strcmp(ev->name, IMAGE_LAYERS_LIST);
+			path_follow__event(d->follow, ev->wd, ev->name);
 		}
 	}
+	path_follow__check(d->follow, on_replaced, d);
 	if (names)
 		container_names_remember_all(NULL);
 	if (layers)
@@ -609,6 +631,8 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		err = attach(d);
 	if (!err)
 		watch_container_names(d);
+	if (!err && !(d->follow = path_follow__new(t, specs, d->watch_fd)))
+		err = -errno;
 	if (!err)
 		err = lib_copies__scan(d->copies);
 	return err ? err : watch_images(d);
@@ -667,6 +691,11 @@ void copy_discovery__mappings(const struct copy_discovery *d, uint64_t *per_lib,
 		per_lib[i] = d && d->skel->bss && i < DISCOVER_MAX_MAPPED_LIBS ? d->skel->bss->mapper_counts[i] : 0;
 }
 
+size_t copy_discovery__follow_failures(const struct copy_discovery *d)
+{
+	return d ? path_follow__failures(d->follow) : 0;
+}
+
 struct lib_copies *copy_discovery__copies(struct copy_discovery *d)
 {
 	return d ? d->copies : NULL;
@@ -696,6 +725,7 @@ void copy_discovery__free(struct copy_discovery *d)
 	ring_buffer__free(d->rb);
 	lib_copies__free(d->copies);
 	image_layers__free(d->images);
+	path_follow__free(d->follow);
 	discover_bpf__destroy(d->skel);
 	free(d);
 }

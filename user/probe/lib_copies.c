@@ -68,6 +68,7 @@ static const char *const origin_names[] = {
 	[COPY_AT_START] = "start",
 	[COPY_DISCOVERED] = "discovered",
 	[COPY_IMAGE] = "image",
+	[COPY_REPLACED] = "replaced",
 };
 
 const char *lib_copy_origin_name(enum lib_copy_origin origin)
@@ -295,15 +296,27 @@ static void note_copy(const struct lib_copy *copy, const char *what, pid_t pid, 
 	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "", late);
 }
 
+static int add_copy_of(struct lib_copies *c, int lib, const char *path, const char *display, pid_t ns_pid,
+		       dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin);
+
 /* A new copy: attached, or dropped with one line saying why. */
 static int add_copy(struct lib_copies *c, const char *path, const char *display, pid_t ns_pid,
 		    dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
 {
-	int lib = primary_of(c, path_base(display)), err;
-	struct lib_copy *copy;
+	int lib = primary_of(c, path_base(display));
 
 	if (lib < 0)
 		return 0;
+	return add_copy_of(c, lib, path, display, ns_pid, dev, ino, seen, holder, origin);
+}
+
+/* A new copy of the table's library lib. */
+static int add_copy_of(struct lib_copies *c, int lib, const char *path, const char *display, pid_t ns_pid,
+		       dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
+{
+	struct lib_copy *copy;
+	int err;
+
 	copy = ARRAY_SLOT(c->copies, c->nr_copies);
 	if (!copy)
 		return -ENOMEM;
@@ -324,9 +337,14 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		return err;
 	err = attach_copy(c, copy);
 	if (err) {
-		warnmsg("cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
-		       display, (int)holder, err == -ENOENT ? "none of the selected functions is in it (another version)"
-							    : attach_strerror(err));
+		if (origin == COPY_REPLACED)
+			warnmsg("the new file at %s cannot be probed: %s; its calls are not counted", display,
+				err == -ENOENT ? "none of the selected functions is in it" : attach_strerror(err));
+		else
+			warnmsg("cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
+				display, (int)holder,
+				err == -ENOENT ? "none of the selected functions is in it (another version)"
+					       : attach_strerror(err));
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
 		copy->info.detached = true;
@@ -338,8 +356,10 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		c->hooks.attached(dev, ino, copy->info.lib, c->hooks.ctx);
 	if (origin == COPY_DISCOVERED && c->seen_s > 0)
 		copy->info.discovery_ms = (mono_seconds() - c->seen_s) * 1e3;
-	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : origin == COPY_IMAGE ? "attached image" : "attached",
-		  holder, copy->info.discovery_ms);
+	/* A replaced file's line is its follower's. */
+	if (origin != COPY_REPLACED)
+		note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : origin == COPY_IMAGE ? "attached image" : "attached",
+			  holder, copy->info.discovery_ms);
 	return holder > 0 ? add_holder(c, copy, holder) : 0;
 }
 
@@ -715,6 +735,27 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid)
 		detach_copy(c, copy);
 		note_copy(copy, "detached", pid, 0);
 	}
+}
+
+int lib_copies__replaced(struct lib_copies *c, size_t lib, const char *path)
+{
+	struct lib_copy *copy;
+	dev_t dev;
+	ino_t ino;
+	int err;
+
+	if (lib >= c->table->nr_libs)
+		return -EINVAL;
+	err = real_inode_of(path, &dev, &ino);
+	if (err)
+		return err;
+	if (find_copy(c, dev, ino))
+		return 0;
+	err = add_copy_of(c, (int)lib, path, path, 0, dev, ino, &(struct seen_id){ dev, ino }, 0, COPY_REPLACED);
+	copy = &c->copies[c->nr_copies - 1];
+	if (err)
+		return err;
+	return copy->failed ? -ENOEXEC : 1;
 }
 
 int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display)

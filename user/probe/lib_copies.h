@@ -30,6 +30,7 @@ enum lib_copy_origin {
 	COPY_AT_START,		/* found at the start in a mount namespace or a process's maps */
 	COPY_DISCOVERED,	/* a process mapped it later */
 	COPY_IMAGE,		/* a file of an image's layer, found before any container maps it */
+	COPY_REPLACED,		/* the new file at a path --lib named: kept, like the primary, to the end */
 };
 
 /* "primary", "start", "discovered": the one table of these names. */
@@ -99,6 +100,13 @@ int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double
  * -ENOSPC: past the limit, -errno.
  */
 int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display);
+/*
+ * The file at path, a path the table's library lib was named by, is a new
+ * inode (a package upgrade's cp + mv): attached as a copy of lib. The old
+ * file's probes stay for the processes that still map it. 1: attached, 0:
+ * known already, -errno: it could not be probed (its calls are not counted).
+ */
+int lib_copies__replaced(struct lib_copies *c, size_t lib, const char *path);
 /* pid exited: copies it held that no process maps any more turn idle, or are detached. */
 void lib_copies__exited(struct lib_copies *c, pid_t pid);
 /* Detach the idle copies whose file is gone; returns how many stay idle (then call again later). */
