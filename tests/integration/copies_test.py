@@ -20,20 +20,20 @@ import tempfile
 
 from containers import PODMAN_RUN, driver_files, image_from_files, require_podman
 from namespace_test import (PRELOAD_UNDER_ASAN, Profiler, container_driver, finish_container, host_driver,
-                            lib_world, profiler_env)
+                            lib_world, no_image_stores, profiler_env)
 
 
-def run_container(tag, lib, calls, name):
+def run_container(tag, lib, calls, name, extra=()):
     """A container whose driver calls its copy of lib calls times from its first instruction on
     (no wait for anything), then exits; returns the finished process."""
-    return subprocess.run(PODMAN_RUN + ["--name", name, "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
+    return subprocess.run(PODMAN_RUN + list(extra) + ["--name", name, "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
                                         "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
                                         "/app/dltest_driver", "count", str(calls)],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
 
 
-def start_container(tag, lib, calls, name):
-    return subprocess.Popen(PODMAN_RUN + ["--name", name, "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
+def start_container(tag, lib, calls, name, extra=()):
+    return subprocess.Popen(PODMAN_RUN + list(extra) + ["--name", name, "-e", "LD_LIBRARY_PATH=/app", "-e", f"LD_PRELOAD=/app/{lib}",
                                           "-e", f"ASAN_OPTIONS={PRELOAD_UNDER_ASAN}", tag,
                                           "/app/dltest_driver", "count", str(calls)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -46,12 +46,13 @@ def by_container(doc, func_name):
 @modes("session", "multi")
 def test_restarted_containers_counted_from_first_call():
     """Five --rm containers of one image, one after another, then two at once, each calling
-    from its first instruction (nothing waits for the profiler): the first container's
-    copy is discovered (its driver waits for that), later ones find it still attached,
-    idle between them; --by container counts each exactly, named as podman named it."""
+    from its first instruction (nothing waits for the profiler): with the image stores left
+    unwalked, the first container's copy is discovered (its driver waits for that), later
+    ones find it still attached, idle between them; --by container counts each exactly,
+    named as podman named it."""
     require_podman()
     run = secrets.token_hex(3)
-    with lib_world() as (lib, host_dir, tag):
+    with no_image_stores(), lib_world() as (lib, host_dir, tag):
         prof = Profiler(["--lib", lib, "--func", "dlt_add", "--by", "container"], env=profiler_env(host_dir))
         want = {}
         try:
@@ -152,6 +153,54 @@ def test_library_only_in_an_image():
     check(got == {name: 1234}, f"calls per container {got}, want {{{name!r}: 1234}}")
     check(lib in json.dumps(doc["functions"][0]),
           f"the row's library: {doc['functions'][0]}")
+
+
+@modes("session")
+def test_agent_restarted_containers_counted_from_first_call():
+    """The agent, with an image on the node: its copy is attached from the image store at the
+    start, so five --rm containers one after another and two at once, each calling from its
+    first instruction, each get a series with their exact count; the copy ends idle
+    (dlprof_agent_idle_copies 1)."""
+    from agent_test import Agent, samples  # the agent's runner
+    require_podman()
+
+    def series(text):
+        out = {}
+        for lbl, v in samples(text, "dlprof_calls_total").items():
+            if 'function="dlt_add"' in lbl and 'container="' in lbl:
+                cid = lbl.split('container="')[1].split('"')[0]
+                out[cid] = out.get(cid, 0) + v
+        return out
+
+    run = secrets.token_hex(3)
+    with lib_world() as (lib, host_dir, tag), \
+            Agent(["--lib", lib, "--func", "dlt_add", "--max-overhead", "off", "--series-grace", "300"],
+                  env=profiler_env(host_dir)) as ag:
+        ag.wait_ready()
+        want = {}
+        for i in range(5):
+            cidfile = os.path.join(host_dir, f"cid-{i}")
+            r = run_container(tag, lib, 1000 + i, f"dlprof-ar{i}-{run}", ["--cidfile", cidfile])
+            check(r.returncode == 0, f"container {i}: exit {r.returncode}: {r.stderr}")
+            want[open(cidfile).read().strip()] = 1000 + i
+        cidfiles = [os.path.join(host_dir, f"cid-p{i}") for i in range(2)]
+        started = [start_container(tag, lib, 2000 + i, f"dlprof-ap{i}-{run}", ["--cidfile", f])
+                   for i, f in enumerate(cidfiles)]
+        for i, p in enumerate(started):
+            p.wait(timeout=120)
+            check(p.returncode == 0, f"container exit {p.returncode}: {p.stderr.read()}")
+            want[open(cidfiles[i]).read().strip()] = 2000 + i
+        deadline = time.time() + 15
+        while series(ag.metrics()) != want and time.time() < deadline:
+            time.sleep(0.2)
+        text = ag.metrics()
+        check(series(text) == want, f"series per container {series(text)}, want {want}: {ag.text()[-1500:]}")
+        deadline = time.time() + 10
+        while sum(samples(ag.metrics(), "dlprof_agent_idle_copies").values()) != 1 and time.time() < deadline:
+            time.sleep(0.2)
+        idle = sum(samples(ag.metrics(), "dlprof_agent_idle_copies").values())
+        check(idle == 1, f"idle copies {idle}: {ag.text()[-1500:]}")
+        check(ag.stop() == 0, f"exit {ag.p.returncode}")
 
 
 def replace_file(path, src=None, text=None):

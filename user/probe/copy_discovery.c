@@ -403,9 +403,10 @@ static int scan_images(struct copy_discovery *d)
 
 static int watch_images(struct copy_discovery *d)
 {
-	const char *dir;
+	const char *dir, *env = getenv("DLPROF_IMAGE_STORES");
 
-	if (d->nr_cgroups)
+	/* DLPROF_IMAGE_STORES=off: the tests of discovery need copies that no store holds ahead. */
+	if (d->nr_cgroups || (env && !strcmp(env, "off")))
 		return 0;
 	d->images = image_layers__new(NULL);
 	if (!d->images)
