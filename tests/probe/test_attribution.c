@@ -120,9 +120,14 @@ static void test_container_names(void **state)
 	snprintf(path, sizeof(path), "%s/overlay-containers/containers.json", tmp);
 	write_file(path, "[{\"id\": ");
 	assert_int_equal(container_name(ID, &roots, name, sizeof(name)), -ENOENT);
+	/* Remembered while the runtime listed it: named after it is gone (a --rm container's end). */
+	assert_int_equal(container_names_remember("bbbb", &roots), 0);
+	assert_int_equal(container_names_remember("cccc", &roots), -ENOENT);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/containers/bbbb/config.v2.json", tmp);
 	unlink(path);
+	assert_int_equal(container_name("bbbb", &roots, name, sizeof(name)), 0);
+	assert_string_equal(name, "db");
 	snprintf(path, sizeof(path), "%s/containers/bbbb", tmp);
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/containers", tmp);

@@ -84,6 +84,8 @@ static const char *not_ready(const struct agent *a)
 		return "nothing attached (a reload failed or the target went away), the agent tries again";
 	if (!agent_profile__ready(a->prof))
 		return "the cold start is measuring each function's cost";
+	if (a->self.prof.follow_failures)
+		return "a library named by path was replaced by a file that cannot be probed: its calls are not counted";
 	return NULL;
 }
 

@@ -571,8 +571,12 @@ void agent_profile__stats(const struct agent_profile *p, struct agent_profile_st
 		size_t n;
 		const struct lib_copy_info *c = session__copies(p->s, &n);
 
-		for (size_t i = 0; i < n; i++)
+		st->idle_copies = 0;
+		st->follow_failures = session__follow_failures(p->s);
+		for (size_t i = 0; i < n; i++) {
 			st->copy_attach_failures += c[i].attach_failures;
+			st->idle_copies += c[i].idle;
+		}
 	}
 }
 

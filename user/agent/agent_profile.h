@@ -72,6 +72,8 @@ struct agent_profile_stats {
 	uint64_t kubelet_errors;	/* pod list requests that failed */
 	uint64_t copy_attach_failures;	/* copies of the libraries whose probes could not be attached */
 	uint64_t discovery_lost;	/* copy discovery's events the kernel had no room for */
+	uint64_t idle_copies;		/* copies kept attached that no process maps now (lib_copies.h) */
+	uint64_t follow_failures;	/* libraries named by path whose replacement could not be followed */
 };
 
 struct agent_profile;

@@ -135,6 +135,12 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_copy_attach_failures_total", "counter",
 	      "Copies of the libraries (in containers) whose probes could not be attached: their calls are not counted",
 	      (double)p->copy_attach_failures);
+	gauge(b, "dlprof_agent_library_follow_failures", "gauge",
+	      "Libraries named by path that were replaced by a file that could not be probed (or whose directory "
+	      "could not be watched): their calls are not counted", (double)p->follow_failures);
+	gauge(b, "dlprof_agent_idle_copies", "gauge",
+	      "Copies of the libraries kept attached while no process maps them: a container of their image is counted "
+	      "from its first call", (double)p->idle_copies);
 	gauge(b, "dlprof_agent_copy_discovery_lost_total", "counter",
 	      "Events of copy discovery the kernel had no room for: a copy first mapped then is found at its next mapping",
 	      (double)p->discovery_lost);

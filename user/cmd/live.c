@@ -155,6 +155,7 @@ static void fill_copies(struct live *l)
 					      .dev_major = major(c[i].dev), .dev_minor = minor(c[i].dev),
 					      .ino = c[i].ino, .origin = lib_copy_origin_name(c[i].origin),
 					      .functions = c[i].nr_funcs, .detached = c[i].detached,
+					      .idle = c[i].idle,
 					      .attach_failures = c[i].attach_failures,
 					      .attach_s = c[i].attach_s, .detach_s = c[i].detach_s,
 					      .discovery_ms = c[i].discovery_ms };

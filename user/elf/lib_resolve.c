@@ -18,6 +18,7 @@
 
 #include "elf/ldso_cache.h"
 #include "elf/elf_search_path.h"
+#include "elf/image_layers.h"
 #include "elf/lib_resolve.h"
 #include "util/array.h"
 #include "util/mount_ns.h"
@@ -800,6 +801,52 @@ static int resolve_name_elsewhere(struct resolver *host, const char *name, struc
 	return err;
 }
 
+struct image_search {
+	struct resolver *r;
+	const char *name;
+};
+
+static bool image_wants(const char *base, void *ctx)
+{
+	const struct image_search *is = ctx;
+
+	return lib_name_matches(is->name, base);
+}
+
+/* The first file found is the primary: -EEXIST stops the walk, the others are the copies' to find. */
+static int image_found(const char *path, const char *display, void *ctx)
+{
+	struct image_search *is = ctx;
+	struct stat st;
+	dev_t dev;
+	ino_t ino;
+	int err;
+
+	if (stat(path, &st) < 0 || real_inode_of(path, &dev, &ino) < 0)
+		return 0;
+	is->r->matched++;
+	err = lib_list_append(is->r->out, path, display, &st, dev, ino, 0, 0);
+	return err ? err : -EEXIST;
+}
+
+/*
+ * A name no running process has may be in an image that no container runs
+ * yet: the node's image stores (elf/image_layers.h) give its layer's file.
+ */
+static int resolve_name_in_images(struct resolver *host, const char *name, struct where_buf *w)
+{
+	struct image_layers *il = image_layers__new(NULL);
+	struct image_search is = { .r = host, .name = name };
+	int err;
+
+	if (!il)
+		return -ENOENT;
+	err = image_layers__scan(il, image_wants, image_found, &is);
+	image_layers__free(il);
+	where_add(w, "the node's container images");
+	return err == -EEXIST ? 0 : err < 0 ? err : -ENOENT;
+}
+
 static int cmp_display(const void *a, const void *b)
 {
 	const struct lib_file *la = a, *lb = b;
@@ -836,6 +883,8 @@ static int resolve(struct resolver *r, const char *spec, char *where, size_t whe
 		err = resolve_name(r, spec, &w);
 		if (err == -ENOENT && pid == 0)
 			err = resolve_name_elsewhere(r, spec, &w);
+		if (err == -ENOENT && pid == 0)
+			err = resolve_name_in_images(r, spec, &w);
 	}
 
 	/* All or nothing: a caller that reports the error keeps its list as it was. */

@@ -402,6 +402,8 @@ static void print_copies(FILE *out, const struct report_info *info)
 			fprintf(out, " (%.1f ms after its first mapping)", c->discovery_ms);
 		if (c->detached)
 			fprintf(out, ", detached at %.3f s", c->detach_s);
+		if (c->idle)
+			fprintf(out, ", idle (attached, no process maps it now)");
 		if (c->attach_failures)
 			fprintf(out, ", %zu attach%s failed: its calls then uncounted", c->attach_failures,
 				c->attach_failures == 1 ? "" : "es");
@@ -585,6 +587,7 @@ static struct json_object *copy_json(const struct report_copy *c)
 	err |= add_u64(o, "functions", c->functions);
 	err |= json_object_object_add(o, "attach_s", json_object_new_double(c->attach_s));
 	err |= json_object_object_add(o, "detached", json_object_new_boolean(c->detached));
+	err |= json_object_object_add(o, "idle", json_object_new_boolean(c->idle));
 	err |= add_u64(o, "attach_failures", c->attach_failures);
 	if (c->detached)
 		err |= json_object_object_add(o, "detach_s", json_object_new_double(c->detach_s));
@@ -600,6 +603,7 @@ static struct json_object *copy_json(const struct report_copy *c)
 static int add_copies(struct json_object *doc, const struct report_info *info)
 {
 	struct json_object *arr;
+	uint64_t idle = 0;
 	int err;
 
 	if (!info->nr_copies)
@@ -611,9 +615,10 @@ static int add_copies(struct json_object *doc, const struct report_info *info)
 	for (size_t i = 0; i < info->nr_copies && !err; i++) {
 		struct json_object *c = copy_json(&info->copies[i]);
 
+		idle += info->copies[i].idle;
 		err = c ? json_object_array_add(arr, c) : -ENOMEM;
 	}
-	return err;
+	return err ?: add_u64(doc, "idle_copies", idle);
 }
 
 static int add_events(struct json_object *doc, const struct report_info *info)

@@ -35,6 +35,7 @@ struct report_copy {
 	const char *origin;		/* "primary", "start" or "discovered" */
 	size_t functions;		/* attached in this copy */
 	bool detached;			/* no process mapped it any more */
+	bool idle;			/* attached, though no process maps it now */
 	size_t attach_failures;		/* times its probes could not be attached (its calls uncounted) */
 	double attach_s, detach_s;	/* since the start */
 	double discovery_ms;		/* discovered: from the kernel's first sight of the file to the probes in */

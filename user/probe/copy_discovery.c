@@ -9,6 +9,9 @@
 #include <time.h>
 #include <linux/perf_event.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -16,7 +19,11 @@
 
 #include "discover.h"
 #include "probe/cgroup_target.h"
+#include "probe/container_names.h"
+#include "probe/kernel_groups.h"
 #include "probe/copy_discovery.h"
+#include "elf/image_layers.h"
+#include "probe/path_follow.h"
 #include "util/messages.h"
 #include "discover.skel.h"
 
@@ -35,6 +42,9 @@
  * milliseconds, while a burst of process starts maps libraries meanwhile.
  */
 #define MMAP_RECORD_PAGES	16
+
+/* How often idle copies' files are looked at (lib_copies.h), while there are any. */
+#define IDLE_SWEEP_S		1
 
 /* How the kernel tells of a new mapping, best first (bpf/discover.bpf.c says why each). */
 enum discover_hook {
@@ -61,7 +71,12 @@ struct copy_discovery {
 	enum discover_hook hook;
 	char why[256];			/* why the better hooks are not used, for the line when none is */
 	struct perf_buffer *records;	/* HOOK_PERF: the kernel's mmap records */
-	int epoll_fd;			/* HOOK_PERF: over the ringbuf's and the records' fds; else -1 */
+	int epoll_fd;			/* over the ringbuf's, the sweep timer's and the records' fds */
+	int sweep_fd;			/* a timerfd, armed while idle copies wait for their files to go */
+	int watch_fd;			/* inotify: the runtimes' lists of containers, the image store's of layers */
+	struct image_layers *images;	/* the node's image stores; NULL with cgroup targets */
+	struct path_follow *follow;	/* the libraries named by path, followed across replacement */
+	size_t images_past_limit;	/* image files left unattached: idle copies at their limit */
 	uint64_t records_lost;		/* mmap records the kernel could not write (their buffer full) */
 	char *const *cgroups;		/* absolute v2 directories; none: every process */
 	size_t nr_cgroups;
@@ -152,6 +167,20 @@ static void judge_file(struct copy_discovery *d, dev_t dev, ino_t ino)
 	bpf_map_update_elem(bpf_map__fd(d->skel->maps.judged_files), &key, &one, BPF_ANY);
 }
 
+/*
+ * The name of pid's container, read while its runtime still lists it: a
+ * --rm container is gone from its runtime's files by the time the
+ * profile's rows are named.
+ */
+static void remember_container(pid_t pid)
+{
+	char rel[PATH_MAX], id[72];
+	size_t end;
+
+	if (!proc_cgroup2_path(pid, rel, sizeof(rel)) && cgroup_path_container(rel, id, sizeof(id), &end))
+		container_names_remember(id, NULL);
+}
+
 static void on_mapped(struct copy_discovery *d, const struct discover_event *ev)
 {
 	char name[DISCOVER_NAME_LEN];
@@ -167,6 +196,8 @@ static void on_mapped(struct copy_discovery *d, const struct discover_event *ev)
 			nanosleep(&(struct timespec){ .tv_nsec = MAPS_RETRY_NS }, NULL);
 		found = lib_copies__mapped(d->copies, (pid_t)ev->pid, name, (double)ev->ts_ns / 1e9);
 	}
+	/* After the probes: the name is read from the runtime's files. */
+	remember_container((pid_t)ev->pid);
 	if (found > 0)
 		return;
 	/* Gone before we looked, or not mapped after all: report the file's next mapping again. */
@@ -290,12 +321,167 @@ static int open_records(struct copy_discovery *d)
 		add_why(d, hooks[HOOK_PERF].what, strerror(errno));
 		return 1;
 	}
-	/* One fd for the session to wait on: the exits still come through the ringbuf. */
-	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->epoll_fd < 0 || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(d->rb), &in) ||
-	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(d->records), &in))
+	/* The exits still come through the ringbuf, on the same epoll fd. */
+	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(d->records), &in))
 		return -errno;
 	return 0;
+}
+
+/* One fd for the session to wait on: the ringbuf's events and the sweep's timer (the records' too). */
+static int open_epoll(struct copy_discovery *d)
+{
+	struct epoll_event in = { .events = EPOLLIN };
+
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	d->sweep_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->epoll_fd < 0 || d->sweep_fd < 0 || d->watch_fd < 0 ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(d->rb), &in) ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->sweep_fd, &in) ||
+	    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->watch_fd, &in))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Containers' names are read as podman lists them, each time it writes
+ * its list: a --rm container is gone from it by the time the rows are
+ * named. A runtime that is not installed is not watched.
+ */
+static void watch_container_names(struct copy_discovery *d)
+{
+	char **dirs;
+	size_t nr;
+
+	if (container_names_dirs(NULL, &dirs, &nr))
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		inotify_add_watch(d->watch_fd, dirs[i], IN_CLOSE_WRITE | IN_MOVED_TO);
+		free(dirs[i]);
+	}
+	free(dirs);
+	container_names_remember_all(NULL);
+}
+
+static bool wants_name(const char *base, void *ctx)
+{
+	const struct copy_discovery *d = ctx;
+
+	return lib_copies__wants_name(d->copies, base);
+}
+
+static int image_file_found(const char *path, const char *display, void *ctx)
+{
+	struct copy_discovery *d = ctx;
+	int ret = lib_copies__add_image_file(d->copies, path, display);
+
+	if (ret == -ENOSPC)
+		d->images_past_limit++;
+	return ret < 0 && ret != -ENOSPC ? ret : 0;
+}
+
+/*
+ * The images' own copies, attached before any container maps them: a
+ * container's first call is then counted however soon it comes. With
+ * cgroup targets, only their processes' copies are probed (found as they
+ * map them).
+ */
+static int scan_images(struct copy_discovery *d)
+{
+	size_t before = d->images_past_limit;
+	int n;
+
+	if (!d->images)
+		return 0;
+	n = image_layers__scan(d->images, wants_name, image_file_found, d);
+	if (d->images_past_limit > before)
+		warnmsg("%zu copies of the libraries in images are not attached ahead: as many idle copies as the "
+			"limit are; their containers' copies are attached when they map them",
+			d->images_past_limit - before);
+	return n < 0 ? n : 0;
+}
+
+static int watch_images(struct copy_discovery *d)
+{
+	const char *dir, *env = getenv("DLPROF_IMAGE_STORES");
+
+	/* DLPROF_IMAGE_STORES=off: the tests of discovery need copies that no store holds ahead. */
+	if (d->nr_cgroups || (env && !strcmp(env, "off")))
+		return 0;
+	d->images = image_layers__new(NULL);
+	if (!d->images)
+		return -errno;
+	dir = image_layers__watch_dir(d->images);
+	if (dir)
+		inotify_add_watch(d->watch_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO);
+	return scan_images(d);
+}
+
+/* A library named by path has a new file there: probed as a copy, the old one kept. */
+static int on_replaced(size_t lib, const char *path, void *ctx)
+{
+	struct copy_discovery *d = ctx;
+	struct stat st;
+	int ret;
+
+	ret = lib_copies__replaced(d->copies, lib, path);
+	/* Its one line: a failure's is the warning lib_copies gave. */
+	if (ret > 0 && !stat(path, &st))
+		notemsg("%s was replaced: its new file (inode %lu) is probed too, the old one stays probed for the "
+			"processes that map it", path, (unsigned long)st.st_ino);
+	return ret < 0 ? ret : 0;
+}
+
+/* What the watched directories said: drained whole, then acted on once. */
+static void read_watches(struct copy_discovery *d)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool names = false, layers = false;
+	ssize_t n;
+
+	while ((n = read(d->watch_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) + ((struct inotify_event *)p)->len) {
+			const struct inotify_event *ev = (const void *)p;
+
+			if (!ev->len)
+				continue;
+			names = names || !strcmp(ev->name, "containers.json");
+			layers = layers || !strcmp(ev->name, IMAGE_LAYERS_LIST);
+			path_follow__event(d->follow, ev->wd, ev->name);
+		}
+	}
+	path_follow__check(d->follow, on_replaced, d);
+	if (names)
+		container_names_remember_all(NULL);
+	if (layers)
+		scan_images(d);
+}
+
+/* Idle copies left: the timer ticks, to detach each once its file is gone; none: it sleeps. */
+static void arm_sweep(struct copy_discovery *d, size_t idle)
+{
+	struct itimerspec its = {};
+	uint64_t ticks;
+
+	if (read(d->sweep_fd, &ticks, sizeof(ticks)) < 0 && !idle)
+		return;	/* nothing pending, nothing to arm (the common case) */
+	if (idle)
+		its.it_value.tv_sec = its.it_interval.tv_sec = IDLE_SWEEP_S;
+	timerfd_settime(d->sweep_fd, 0, &its, NULL);
+}
+
+/* DLPROF_MAX_IDLE_COPIES=N: the tests try the limit with few containers. */
+static void set_max_idle(struct lib_copies *c)
+{
+	const char *env = getenv("DLPROF_MAX_IDLE_COPIES");
+	char *end;
+	unsigned long n;
+
+	if (!env)
+		return;
+	n = strtoul(env, &end, 10);
+	if (*env && !*end)
+		lib_copies__set_max_idle(c, n);
 }
 
 /*
@@ -430,6 +616,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	d->copies = lib_copies__new(t, specs, mode, progs, &hooks, start_unlinked);
 	if (!d->copies)
 		return -errno;
+	set_max_idle(d->copies);
 	/* The primaries stay attached: their mappings need no event. */
 	for (size_t i = 0; i < t->nr_libs; i++) {
 		judge_file(d, t->libs[i].file->seen_dev, t->libs[i].file->seen_ino);
@@ -440,10 +627,16 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb)
 		return -errno;
-	err = attach(d);
-	if (err)
-		return err;
-	return lib_copies__scan(d->copies);
+	err = open_epoll(d);
+	if (!err)
+		err = attach(d);
+	if (!err)
+		watch_container_names(d);
+	if (!err && !(d->follow = path_follow__new(t, specs, d->watch_fd)))
+		err = -errno;
+	if (!err)
+		err = lib_copies__scan(d->copies);
+	return err ? err : watch_images(d);
 }
 
 struct copy_discovery *copy_discovery__start(const struct probe_table *t, const struct str_list *specs,
@@ -458,6 +651,8 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 	d->cgroups = cgroups;
 	d->nr_cgroups = nr_cgroups;
 	d->epoll_fd = -1;
+	d->sweep_fd = -1;
+	d->watch_fd = -1;
 	err = start(d, t, specs, mode, progs, start_unlinked);
 	if (err) {
 		copy_discovery__free(d);
@@ -469,9 +664,7 @@ struct copy_discovery *copy_discovery__start(const struct probe_table *t, const 
 
 int copy_discovery__fd(const struct copy_discovery *d)
 {
-	if (!d)
-		return -1;
-	return d->epoll_fd >= 0 ? d->epoll_fd : ring_buffer__epoll_fd(d->rb);
+	return d ? d->epoll_fd : -1;
 }
 
 int copy_discovery__poll(struct copy_discovery *d)
@@ -483,6 +676,8 @@ int copy_discovery__poll(struct copy_discovery *d)
 	n = ring_buffer__consume(d->rb);
 	if (n >= 0 && d->records)
 		n = perf_buffer__consume(d->records);
+	read_watches(d);
+	arm_sweep(d, lib_copies__sweep(d->copies));
 	return n < 0 ? n : 0;
 }
 
@@ -495,6 +690,11 @@ void copy_discovery__mappings(const struct copy_discovery *d, uint64_t *per_lib,
 {
 	for (size_t i = 0; i < nr_libs; i++)
 		per_lib[i] = d && d->skel->bss && i < DISCOVER_MAX_MAPPED_LIBS ? d->skel->bss->mapper_counts[i] : 0;
+}
+
+size_t copy_discovery__follow_failures(const struct copy_discovery *d)
+{
+	return d ? path_follow__failures(d->follow) : 0;
 }
 
 struct lib_copies *copy_discovery__copies(struct copy_discovery *d)
@@ -519,8 +719,14 @@ void copy_discovery__free(struct copy_discovery *d)
 	perf_buffer__free(d->records);
 	if (d->epoll_fd >= 0)
 		close(d->epoll_fd);
+	if (d->sweep_fd >= 0)
+		close(d->sweep_fd);
+	if (d->watch_fd >= 0)
+		close(d->watch_fd);
 	ring_buffer__free(d->rb);
 	lib_copies__free(d->copies);
+	image_layers__free(d->images);
+	path_follow__free(d->follow);
 	discover_bpf__destroy(d->skel);
 	free(d);
 }

@@ -44,6 +44,8 @@ uint64_t copy_discovery__lost(const struct copy_discovery *d);
  * at its mmap. Libraries past DISCOVER_MAX_MAPPED_LIBS read 0.
  */
 void copy_discovery__mappings(const struct copy_discovery *d, uint64_t *per_lib, size_t nr_libs);
+/* Libraries named by path that were replaced and could not be followed (path_follow.h). */
+size_t copy_discovery__follow_failures(const struct copy_discovery *d);
 struct lib_copies *copy_discovery__copies(struct copy_discovery *d);
 /*
  * Stop reporting and detach every copy (the primaries stay the session's),

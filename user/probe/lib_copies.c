@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@ struct lib_copy {
 	struct seen_id *aliases;	/* the ids processes see it by: one per container of an image */
 	size_t nr_aliases;
 	char *path;			/* what we open: through /proc/PID/root for another namespace */
+	char *host_path;		/* the real file as our namespace sees it (a layer's); NULL: none */
 	char *display;
 	struct attacher *attacher;	/* NULL for a primary (the session's attacher holds it), or none linked */
 	struct copy_funcs funcs;	/* where its functions are, from its first attach (the file may be gone later) */
@@ -41,6 +43,7 @@ struct lib_copy {
 	size_t nr_holders;
 	bool failed;			/* the kernel refused it: not tried again */
 	bool unlinked;			/* its links were handed off by lib_copies__unlink_changed: attach again */
+	double idle_since;		/* info.idle: since when no process maps it */
 };
 
 struct lib_copies {
@@ -57,12 +60,15 @@ struct lib_copies {
 	double seen_s;			/* the event being handled: when the kernel saw the file (0: none) */
 	double t0;
 	bool *linked;			/* by function id: what the copies' links hold; NULL: every function */
+	size_t max_idle;		/* copies kept attached with no process mapping them */
 };
 
 static const char *const origin_names[] = {
 	[COPY_PRIMARY] = "primary",
 	[COPY_AT_START] = "start",
 	[COPY_DISCOVERED] = "discovered",
+	[COPY_IMAGE] = "image",
+	[COPY_REPLACED] = "replaced",
 };
 
 const char *lib_copy_origin_name(enum lib_copy_origin origin)
@@ -166,6 +172,11 @@ static int add_holder(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 		return 0;
 	*slot = pid;
 	copy->nr_holders++;
+	if (copy->info.idle) {
+		copy->info.idle = false;
+		notemsg("copy %s in use again by pid %d, probed since its first instruction (kept attached for "
+			"%.1f s)", copy->display, (int)pid, mono_seconds() - copy->idle_since);
+	}
 	return 0;
 }
 
@@ -181,7 +192,42 @@ static void reach_path(const struct lib_copy *copy, char *buf, size_t sz)
 		snprintf(buf, sz, "/proc/%d/root%s", (int)copy->holders[k], copy->display);
 		return;
 	}
-	snprintf(buf, sz, "%s", copy->path);
+	snprintf(buf, sz, "%s", copy->host_path ?: copy->path);
+}
+
+/*
+ * The real file of path as our namespace sees it, if it is (dev, ino): a
+ * copy kept attached once its namespace is gone is checked, and attached
+ * again, through it. NULL: none (another namespace's file, not a layer's).
+ */
+static char *host_path_of(const char *path, dev_t dev, ino_t ino)
+{
+	char real[PATH_MAX], *rest = real;
+	size_t prefix;
+	ino_t self, ns;
+	pid_t pid;
+	dev_t d;
+	ino_t i;
+
+	if (real_file_of(path, &d, &i, real, sizeof(real)) || d != dev || i != ino || !real[0])
+		return NULL;
+	pid = proc_root_split(real, &prefix);
+	if (pid > 0) {
+		/* Through a process's root: ours only if it shares our mount namespace (and no chroot). */
+		if (mount_ns_of(0, &self) || mount_ns_of(pid, &ns) || self != ns)
+			return NULL;
+		rest = real + prefix;
+	}
+	return strdup(rest);
+}
+
+/* The copy's file is still the one its probes are on (a layer not removed, a file not replaced). */
+static bool file_remains(const struct lib_copy *copy)
+{
+	struct stat st;
+
+	return copy->host_path && !stat(copy->host_path, &st) && st.st_dev == copy->info.dev &&
+	       st.st_ino == copy->info.ino;
 }
 
 /*
@@ -230,30 +276,47 @@ static int attach_copy(struct lib_copies *c, struct lib_copy *copy)
 	return err;
 }
 
-static void note_copy(const struct lib_copy *copy, const char *what)
+/*
+ * One line per change of a copy: pid, the process of the event (0: the
+ * copy's first namespace), late_ms how long after the kernel saw the
+ * mapping its probes went in (0: not a mapping's).
+ */
+static void note_copy(const struct lib_copy *copy, const char *what, pid_t pid, double late_ms)
 {
-	char ns[32] = "";
+	char ns[32] = "", late[48] = "";
 
-	if (copy->info.ns_pid)
-		snprintf(ns, sizeof(ns), " (namespace of pid %d)", (int)copy->info.ns_pid);
-	char late[48] = "";
-
-	if (copy->info.discovery_ms > 0 && !copy->info.detached)
-		snprintf(late, sizeof(late), ", %.1f ms after its first mapping", copy->info.discovery_ms);
+	if (!pid)
+		pid = copy->info.ns_pid;
+	if (pid && copy->info.ns_pid)
+		snprintf(ns, sizeof(ns), " (namespace of pid %d)", (int)pid);
+	if (late_ms > 0)
+		snprintf(late, sizeof(late), ", %.1f ms after its first mapping", late_ms);
 	notemsg("%s copy %s%s, dev %u:%u inode %lu: %zu functions%s%s", what, copy->display, ns,
 	       major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino, copy->info.nr_funcs,
 	       copy->info.nr_missing ? ", some of the primary's missing (another version)" : "", late);
 }
 
+static int add_copy_of(struct lib_copies *c, int lib, const char *path, const char *display, pid_t ns_pid,
+		       dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin);
+
 /* A new copy: attached, or dropped with one line saying why. */
 static int add_copy(struct lib_copies *c, const char *path, const char *display, pid_t ns_pid,
 		    dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
 {
-	int lib = primary_of(c, path_base(display)), err;
-	struct lib_copy *copy;
+	int lib = primary_of(c, path_base(display));
 
 	if (lib < 0)
 		return 0;
+	return add_copy_of(c, lib, path, display, ns_pid, dev, ino, seen, holder, origin);
+}
+
+/* A new copy of the table's library lib. */
+static int add_copy_of(struct lib_copies *c, int lib, const char *path, const char *display, pid_t ns_pid,
+		       dev_t dev, ino_t ino, const struct seen_id *seen, pid_t holder, enum lib_copy_origin origin)
+{
+	struct lib_copy *copy;
+	int err;
+
 	copy = ARRAY_SLOT(c->copies, c->nr_copies);
 	if (!copy)
 		return -ENOMEM;
@@ -267,15 +330,21 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 	}
 	copy->info = (struct lib_copy_info){ .ns_pid = ns_pid, .dev = dev, .ino = ino, .origin = origin,
 					     .lib = (size_t)lib, .attach_s = mono_seconds() - c->t0 };
+	copy->host_path = host_path_of(path, dev, ino);
 	c->nr_copies++;
 	err = add_alias(copy, seen->dev, seen->ino);
 	if (err)
 		return err;
 	err = attach_copy(c, copy);
 	if (err) {
-		warnmsg("cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
-		       display, (int)holder, err == -ENOENT ? "none of the selected functions is in it (another version)"
-							    : attach_strerror(err));
+		if (origin == COPY_REPLACED)
+			warnmsg("the new file at %s cannot be probed: %s; its calls are not counted", display,
+				err == -ENOENT ? "none of the selected functions is in it" : attach_strerror(err));
+		else
+			warnmsg("cannot attach probes to the copy %s (pid %d's namespace): %s; its calls are not counted",
+				display, (int)holder,
+				err == -ENOENT ? "none of the selected functions is in it (another version)"
+					       : attach_strerror(err));
 		attacher__free(copy->attacher);
 		copy->attacher = NULL;
 		copy->info.detached = true;
@@ -287,7 +356,10 @@ static int add_copy(struct lib_copies *c, const char *path, const char *display,
 		c->hooks.attached(dev, ino, copy->info.lib, c->hooks.ctx);
 	if (origin == COPY_DISCOVERED && c->seen_s > 0)
 		copy->info.discovery_ms = (mono_seconds() - c->seen_s) * 1e3;
-	note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : "attached");
+	/* A replaced file's line is its follower's. */
+	if (origin != COPY_REPLACED)
+		note_copy(copy, origin == COPY_DISCOVERED ? "discovered" : origin == COPY_IMAGE ? "attached image" : "attached",
+			  holder, copy->info.discovery_ms);
 	return holder > 0 ? add_holder(c, copy, holder) : 0;
 }
 
@@ -300,7 +372,7 @@ struct lib_copies *lib_copies__new(const struct probe_table *t, const struct str
 	if (!c)
 		return NULL;
 	*c = (struct lib_copies){ .table = t, .specs = specs, .mode = mode, .progs = *progs,
-				  .hooks = *hooks, .t0 = mono_seconds() };
+				  .hooks = *hooks, .t0 = mono_seconds(), .max_idle = LIB_COPIES_MAX_IDLE };
 	if (start_unlinked && !(c->linked = calloc(t->nr_funcs ?: 1, sizeof(*c->linked)))) {
 		free(c);
 		errno = ENOMEM;
@@ -351,7 +423,7 @@ static int reattach(struct lib_copies *c, struct lib_copy *copy, pid_t pid)
 		       copy->display, attach_strerror(err));
 		return 0;
 	}
-	note_copy(copy, "re-attached");
+	note_copy(copy, "re-attached", pid, c->seen_s > 0 ? (mono_seconds() - c->seen_s) * 1e3 : 0);
 	return 0;
 }
 
@@ -540,19 +612,70 @@ static void release_attacher(struct lib_copies *c, struct attacher *a)
 	attacher__free(a);
 }
 
+/* Its next mapping is reported again, whichever id the kernel's hook meets. */
+static void forget_ids(struct lib_copies *c, const struct lib_copy *copy)
+{
+	for (size_t k = 0; c->hooks.forget && k < copy->nr_aliases; k++)
+		c->hooks.forget(copy->aliases[k].dev, copy->aliases[k].ino, c->hooks.ctx);
+	if (c->hooks.forget)
+		c->hooks.forget(copy->info.dev, copy->info.ino, c->hooks.ctx);
+}
+
 static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 {
 	release_attacher(c, copy->attacher);
 	copy->attacher = NULL;
 	copy_funcs__free(&copy->funcs);
 	copy->info.detached = true;
+	copy->info.idle = false;
 	copy->info.detach_s = mono_seconds() - c->t0;
 	copy->nr_holders = 0;
-	/* Its next mapping is reported again, whichever id the kernel's hook meets. */
-	for (size_t k = 0; c->hooks.forget && k < copy->nr_aliases; k++)
-		c->hooks.forget(copy->aliases[k].dev, copy->aliases[k].ino, c->hooks.ctx);
-	if (c->hooks.forget)
-		c->hooks.forget(copy->info.dev, copy->info.ino, c->hooks.ctx);
+	forget_ids(c, copy);
+}
+
+static size_t nr_idle(const struct lib_copies *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nr_copies; i++)
+		n += c->copies[i].info.idle;
+	return n;
+}
+
+/* Room for one more idle copy: the one idle the longest is detached when the limit is reached. */
+static bool make_idle_room(struct lib_copies *c)
+{
+	struct lib_copy *oldest = NULL;
+
+	if (!c->max_idle)
+		return false;
+	if (nr_idle(c) < c->max_idle)
+		return true;
+	for (size_t i = 0; i < c->nr_copies; i++)
+		if (c->copies[i].info.idle && (!oldest || c->copies[i].idle_since < oldest->idle_since))
+			oldest = &c->copies[i];
+	detach_copy(c, oldest);
+	notemsg("detached copy %s, dev %u:%u inode %lu: idle the longest of %zu idle copies, the most kept",
+		oldest->display, major(oldest->info.dev), minor(oldest->info.dev), (unsigned long)oldest->info.ino,
+		c->max_idle);
+	return true;
+}
+
+/*
+ * No process maps copy any more. While its file remains, its probes stay:
+ * the kernel writes a uprobe's breakpoints into each new mapping of the
+ * inode before the process can run it, so the next container of its image
+ * is counted from its first call, with no event to wait for. Its ids are
+ * forgotten all the same, so that the next mapping makes it held again.
+ */
+static bool keep_idle(struct lib_copies *c, struct lib_copy *copy)
+{
+	if (!file_remains(copy) || !make_idle_room(c))
+		return false;
+	copy->info.idle = true;
+	copy->idle_since = mono_seconds();
+	forget_ids(c, copy);
+	return true;
 }
 
 /*
@@ -597,15 +720,81 @@ void lib_copies__exited(struct lib_copies *c, pid_t pid)
 			copy->holders[k] = copy->holders[--copy->nr_holders];
 			held = true;
 		}
-		if (!held || copy->nr_holders || copy->info.detached)
+		if (!held || copy->nr_holders || copy->info.detached || copy->info.idle)
 			continue;
 		/* Its exit is reported as it begins: its maps may still name the copy. */
 		if (find_holders(c, i, pid))
 			continue;
 		copy = &c->copies[i];
+		if (keep_idle(c, copy)) {
+			notemsg("idle copy %s, dev %u:%u inode %lu: no process maps it after pid %d, its probes stay "
+				"while its file remains", copy->display, major(copy->info.dev), minor(copy->info.dev),
+				(unsigned long)copy->info.ino, (int)pid);
+			continue;
+		}
 		detach_copy(c, copy);
-		note_copy(copy, "detached");
+		note_copy(copy, "detached", pid, 0);
 	}
+}
+
+int lib_copies__replaced(struct lib_copies *c, size_t lib, const char *path)
+{
+	struct lib_copy *copy;
+	dev_t dev;
+	ino_t ino;
+	int err;
+
+	if (lib >= c->table->nr_libs)
+		return -EINVAL;
+	err = real_inode_of(path, &dev, &ino);
+	if (err)
+		return err;
+	if (find_copy(c, dev, ino))
+		return 0;
+	err = add_copy_of(c, (int)lib, path, path, 0, dev, ino, &(struct seen_id){ dev, ino }, 0, COPY_REPLACED);
+	copy = &c->copies[c->nr_copies - 1];
+	if (err)
+		return err;
+	return copy->failed ? -ENOEXEC : 1;
+}
+
+int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display)
+{
+	struct lib_copy *copy;
+	dev_t dev;
+	ino_t ino;
+	int err;
+
+	if (primary_of(c, path_base(display)) < 0 || real_inode_of(path, &dev, &ino) || find_copy(c, dev, ino))
+		return 0;
+	if (nr_idle(c) >= c->max_idle)
+		return -ENOSPC;
+	err = add_copy(c, path, display, 0, dev, ino, &(struct seen_id){ dev, ino }, 0, COPY_IMAGE);
+	copy = &c->copies[c->nr_copies - 1];
+	if (err || copy->info.detached)
+		return err;
+	copy->info.idle = true;
+	copy->idle_since = mono_seconds();
+	return 1;
+}
+
+size_t lib_copies__sweep(struct lib_copies *c)
+{
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		struct lib_copy *copy = &c->copies[i];
+
+		if (!copy->info.idle || file_remains(copy))
+			continue;
+		detach_copy(c, copy);
+		notemsg("detached copy %s, dev %u:%u inode %lu: its file is gone", copy->display,
+			major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino);
+	}
+	return nr_idle(c);
+}
+
+void lib_copies__set_max_idle(struct lib_copies *c, size_t max_idle)
+{
+	c->max_idle = max_idle;
 }
 
 int lib_copies__detach_all(struct lib_copies *c, int timeout_ms)
@@ -761,6 +950,7 @@ void lib_copies__free(struct lib_copies *c)
 		copy_funcs__free(&copy->funcs);
 		free(copy->holders);
 		free(copy->aliases);
+		free(copy->host_path);
 		if (copy->info.origin != COPY_PRIMARY) {
 			free(copy->path);
 			free(copy->display);

@@ -4,8 +4,10 @@
  * file (another inode), in a container's mount namespace or elsewhere on
  * the host. Each distinct (dev, ino) is attached once, with the functions
  * of the probe table's library of the same name (same ids, so a function's
- * calls are summed over its copies), and detached again once no process
- * maps it. The probe table's own files are the primaries: never detached.
+ * calls are summed over its copies). Once no process maps it, a copy
+ * whose file remains stays attached, idle (at most LIB_COPIES_MAX_IDLE;
+ * detached once its file is gone), others are detached. The probe table's
+ * own files are the primaries: never detached.
  */
 #ifndef DLPROF_LIB_COPIES_H
 #define DLPROF_LIB_COPIES_H
@@ -17,10 +19,18 @@
 #include "probe/attach.h"
 #include "probe/probe_table.h"
 
+/*
+ * Idle copies kept attached by default: each holds its uprobes (kernel
+ * memory, no cost to a process that does not map it) and nothing else.
+ */
+#define LIB_COPIES_MAX_IDLE 64
+
 enum lib_copy_origin {
 	COPY_PRIMARY,		/* a file of the probe table */
 	COPY_AT_START,		/* found at the start in a mount namespace or a process's maps */
 	COPY_DISCOVERED,	/* a process mapped it later */
+	COPY_IMAGE,		/* a file of an image's layer, found before any container maps it */
+	COPY_REPLACED,		/* the new file at a path --lib named: kept, like the primary, to the end */
 };
 
 /* "primary", "start", "discovered": the one table of these names. */
@@ -37,6 +47,7 @@ struct lib_copy_info {
 	size_t nr_funcs;	/* functions attached */
 	size_t nr_missing;	/* functions of the primary this copy does not have (another version) */
 	bool detached;		/* no process mapped it any more */
+	bool idle;		/* still attached, though no process maps it now (its file remains) */
 	size_t attach_failures;	/* times its probes could not be attached: its calls then went uncounted */
 	double attach_s;	/* seconds since the session started (0 for those at the start) */
 	double discovery_ms;	/* COPY_DISCOVERED: from the kernel's first sight of the file to the probes in */
@@ -82,8 +93,26 @@ int lib_copies__scan(struct lib_copies *c);
  * not), 0: not there (yet, or pid is gone), -errno.
  */
 int lib_copies__mapped(struct lib_copies *c, pid_t pid, const char *base, double seen_s);
-/* pid exited: copies it held that no process maps any more are detached. */
+/*
+ * A file of an image's layer (path as we open it, display as the image has
+ * it), attached idle before any process maps it, while fewer than the
+ * limit of idle copies are. 1: attached now, 0: known or not wanted,
+ * -ENOSPC: past the limit, -errno.
+ */
+int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display);
+/*
+ * The file at path, a path the table's library lib was named by, is a new
+ * inode (a package upgrade's cp + mv): attached as a copy of lib. The old
+ * file's probes stay for the processes that still map it. 1: attached, 0:
+ * known already, -errno: it could not be probed (its calls are not counted).
+ */
+int lib_copies__replaced(struct lib_copies *c, size_t lib, const char *path);
+/* pid exited: copies it held that no process maps any more turn idle, or are detached. */
 void lib_copies__exited(struct lib_copies *c, pid_t pid);
+/* Detach the idle copies whose file is gone; returns how many stay idle (then call again later). */
+size_t lib_copies__sweep(struct lib_copies *c);
+/* At most max_idle copies kept attached with no process mapping them (0: none, detached at once). */
+void lib_copies__set_max_idle(struct lib_copies *c, size_t max_idle);
 /*
  * Detach every copy (not the primaries, which the session's attacher
  * holds), waiting at most timeout_ms for the kernel to let them go. 0, or 1

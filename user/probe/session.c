@@ -741,6 +741,11 @@ const struct lib_copy_info *session__copies(struct session *s, size_t *cnt)
 	return s->discovery ? lib_copies__list(copy_discovery__copies(s->discovery), cnt) : NULL;
 }
 
+size_t session__follow_failures(const struct session *s)
+{
+	return copy_discovery__follow_failures(s->discovery);
+}
+
 int session__read_mappings(const struct session *s, uint64_t *per_lib)
 {
 	if (!s->discovery)

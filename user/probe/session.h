@@ -178,6 +178,8 @@ int session__drain(struct session *s);
  * NULL and 0 otherwise). Valid until the next session call.
  */
 const struct lib_copy_info *session__copies(struct session *s, size_t *cnt);
+/* Libraries named by path that were replaced by a file that could not be probed, or not watched. */
+size_t session__follow_failures(const struct session *s);
 /*
  * Processes (address spaces) that mapped each library since the start
  * (per_lib: one entry per probe table library, copies counted with theirs):

@@ -25,7 +25,15 @@ pid_t proc_root_split(const char *path, size_t *prefix_len)
 	return (pid_t)pid;
 }
 
-static int real_inode_depth(const char *path, int depth, dev_t *dev, ino_t *ino);
+/* Where the real file's path goes (the layer's, through an overlay), when asked for. */
+struct real_out {
+	dev_t *dev;
+	ino_t *ino;
+	char *path;
+	size_t path_sz;
+};
+
+static int real_inode_depth(const char *path, int depth, const struct real_out *out);
 
 /* One mountinfo line: where it is mounted, what part of its filesystem, the type and the options. */
 struct mount_line {
@@ -74,7 +82,7 @@ static bool under_mount(const char *path, const char *mnt_point, size_t *len)
  * first, then each lower one, as overlayfs looks them up. A whiteout (a
  * 0:0 character device) hides the lower layers.
  */
-static int overlay_layer_id(const struct mount_line *m, const char *rel, int depth, dev_t *dev, ino_t *ino)
+static int overlay_layer_id(const struct mount_line *m, const char *rel, int depth, const struct real_out *out)
 {
 	char opts[PATH_MAX * 4], *save = NULL, *opt, *dir, *dsave;
 	char cand[PATH_MAX * 2];
@@ -100,7 +108,7 @@ static int overlay_layer_id(const struct mount_line *m, const char *rel, int dep
 					continue;
 				if (S_ISCHR(st.st_mode) && st.st_rdev == 0)
 					return -ENOENT;
-				return depth ? -ELOOP : real_inode_depth(cand, 1, dev, ino);
+				return depth ? -ELOOP : real_inode_depth(cand, 1, out);
 			}
 		}
 	}
@@ -111,7 +119,7 @@ static int overlay_layer_id(const struct mount_line *m, const char *rel, int dep
  * path ("/proc/N/root/rest" or one of ours) on an overlay: the file of the
  * layer under it, found through the mount's options in N's mountinfo.
  */
-static int overlay_real_id(const char *path, int depth, dev_t *dev, ino_t *ino)
+static int overlay_real_id(const char *path, int depth, const struct real_out *out)
 {
 	char mountinfo[64], *line = NULL, best_line[PATH_MAX * 4] = "";
 	struct mount_line m = {};
@@ -145,27 +153,33 @@ static int overlay_real_id(const char *path, int depth, dev_t *dev, ino_t *ino)
 	fclose(f);
 	if (!found || !split_mount_line(best_line, &m) || strcmp(m.fstype, "overlay"))
 		return -ENOENT;
-	return overlay_layer_id(&m, rest + best, depth, dev, ino);
+	return overlay_layer_id(&m, rest + best, depth, out);
 }
 
-static int real_inode_depth(const char *path, int depth, dev_t *dev, ino_t *ino)
+static int real_inode_depth(const char *path, int depth, const struct real_out *out)
 {
 	struct statfs sfs;
 	struct stat st;
 
 	if (stat(path, &st) < 0)
 		return -errno;
-	*dev = st.st_dev;
-	*ino = st.st_ino;
+	*out->dev = st.st_dev;
+	*out->ino = st.st_ino;
+	if (out->path && (size_t)snprintf(out->path, out->path_sz, "%s", path) >= out->path_sz)
+		out->path[0] = '\0';
 	/* Anything else is its own inode; an overlay we cannot see through keeps its own (two copies at worst). */
 	if (statfs(path, &sfs) < 0 || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
 		return 0;
-	overlay_real_id(path, depth, dev, ino);
+	overlay_real_id(path, depth, out);
 	return 0;
 }
 
 int real_inode_of(const char *path, dev_t *dev, ino_t *ino)
 {
-	return real_inode_depth(path, 0, dev, ino);
+	return real_inode_depth(path, 0, &(struct real_out){ dev, ino, NULL, 0 });
 }
 
+int real_file_of(const char *path, dev_t *dev, ino_t *ino, char *real, size_t real_sz)
+{
+	return real_inode_depth(path, 0, &(struct real_out){ dev, ino, real, real_sz });
+}

@@ -22,5 +22,11 @@ pid_t proc_root_split(const char *path, size_t *prefix_len);
  * Returns 0 or -errno from stat().
  */
 int real_inode_of(const char *path, dev_t *dev, ino_t *ino);
+/*
+ * The same, and in real (real_sz bytes) the path of that file: the
+ * layer's file under an overlay (its upperdir and lowerdir name it as the
+ * mounter, the host, sees it), else path itself; "" when too long.
+ */
+int real_file_of(const char *path, dev_t *dev, ino_t *ino, char *real, size_t real_sz);
 
 #endif /* DLPROF_REAL_INODE_H */
