@@ -71,6 +71,13 @@ const volatile __u32 has_bpf_loop = 0;
  * verifier prunes every group path, so the default costs nothing more.
  */
 const volatile __u32 group_by = DLPROF_BY_FUNCTION;
+/*
+ * --by caller: take the mapping of each new return address with
+ * bpf_find_vma() (kernel 5.17, commit 7c7e3d31e785 "bpf: Introduce helper
+ * bpf_find_vma"). 0 on a kernel without it: the verifier prunes the call,
+ * and userspace reads /proc/PID/maps instead, while the process lives.
+ */
+const volatile __u32 caller_vma = 0;
 /* Keep each process's name and cgroup in proc_meta at first sight (record, --by process). */
 const volatile __u32 proc_meta_on = 0;
 /*
@@ -204,6 +211,14 @@ struct {
 	__type(value, struct cgroup_meta);
 } cgroup_meta SEC(".maps");
 
+/* Where each return address was mapped at first sight (--by caller). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct caller_site);
+	__type(value, struct caller_meta);
+} caller_meta SEC(".maps");
+
 /*
  * Zeroes to create entries from: a group's stats and a cgroup's path are
  * larger than the 512-byte BPF stack. Never written.
@@ -294,6 +309,7 @@ static __always_inline struct frame *frame_at(struct thread_calls *tc, __u32 i)
 }
 
 static __always_inline struct dlprof_diag *get_diag(void);
+static __always_inline __u64 uretprobe_trampoline(void);
 
 /* The current thread's own count (enum dlprof_task_counter); t is the current task. */
 static __always_inline __u64 task_counter(struct task_struct *t, __u32 which)
@@ -696,16 +712,157 @@ static __always_inline void note_cgroup(__u64 id)
 	m->truncated = kn && kn_parent(kn);
 }
 
-static __always_inline __u64 current_group(void)
+/* What bpf_find_vma() found for a return address. */
+struct vma_seen {
+	__u64 start, pgoff, ino;
+	struct file *file;
+	__u32 dev;
+};
+
+static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_seen *v = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	v->file = f;
+	if (f) {
+		v->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	}
+	return 0;
+}
+
+/* The state of caller_path()'s walk, one bpf_loop() step per dentry or mount. */
+struct path_walk {
+	struct caller_site k;	/* the caller_meta entry being filled */
+	struct dentry *d;
+	struct mount *mnt;
+	__u32 level;
+};
+
+static long path_step(__u32 i, struct path_walk *w)
+{
+	struct caller_meta *m = bpf_map_lookup_elem(&caller_meta, &w->k);
+	/* Copied out: a CO-RE read through w would relocate w's own fields. */
+	struct dentry *d = w->d, *parent;
+	struct mount *mnt = w->mnt, *up;
+
+	if (!m)
+		return 1;
+	if (d == BPF_CORE_READ(mnt, mnt.mnt_root)) {
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (!up || up == mnt)
+			return 1;
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (!parent || parent == d)
+		return 1;
+	if (w->level >= DLPROF_CALLER_LEVELS) {
+		m->truncated = 1;
+		return 1;
+	}
+	bpf_probe_read_kernel_str(m->names[w->level & (DLPROF_CALLER_LEVELS - 1)], DLPROF_CALLER_NAME_LEN,
+				  BPF_CORE_READ(d, d_name.name));
+	m->levels = ++w->level;
+	w->d = parent;
+	return 0;
+}
+
+/*
+ * The file's path in the task's mount namespace, leaf first, as d_path()
+ * would make it (which uprobe programs may not call): the dentries up to
+ * their mount's root, then on from the mountpoint in the parent mount,
+ * until the namespace's root mount. A bpf_loop() (kernel 5.17, as
+ * bpf_find_vma()): unrolled, the walk's branches took the verifier past
+ * its limit.
+ */
+static __always_inline void caller_path(const struct caller_site *k, struct file *file)
+{
+	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
+	struct path_walk w = {
+		.k = *k,
+		.d = BPF_CORE_READ(file, f_path.dentry),
+		.mnt = (void *)vfs - bpf_core_field_offset(struct mount, mnt),
+	};
+
+	bpf_loop(2 * DLPROF_CALLER_LEVELS, path_step, &w, 0);
+}
+
+/*
+ * A return address seen for the first time: where it was mapped, into
+ * caller_meta. Global (verified once, on its own: the path's walk inlined
+ * into the entry program multiplied its paths past the verifier's limit);
+ * with caller_vma 0 the verifier prunes all of it, bpf_find_vma() too.
+ */
+__noinline int note_caller(__u32 pid, __u64 addr)
+{
+	struct caller_site k = { .pid = pid, .addr = addr };
+	struct vma_seen v = {};
+	struct caller_meta *m;
+	void *zero;
+
+	if (!caller_vma || bpf_map_lookup_elem(&caller_meta, &k) || !(zero = zero_value()))
+		return 0;
+	/* Fails when the mm's lock is taken (-EBUSY): userspace reads /proc/PID/maps then. */
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vma_found, &v, 0) || !v.file)
+		return 0;
+	if (bpf_map_update_elem(&caller_meta, &k, zero, BPF_NOEXIST))
+		return 0;
+	m = bpf_map_lookup_elem(&caller_meta, &k);
+	if (!m)
+		return 0;
+	m->vm_start = v.start;
+	m->vm_pgoff = v.pgoff;
+	m->ino = v.ino;
+	m->dev = v.dev;
+	caller_path(&k, v.file);
+	return 0;
+}
+
+/*
+ * The return address: at the entry probe the kernel has not yet put its
+ * trampoline in its place, and a probe moved past the entry stands where
+ * %sp has not moved. A tail call from a probed function finds the
+ * trampoline there instead (its caller's return was hijacked): it returns
+ * to that function's caller, so it is that function's caller's call.
+ */
+static __always_inline __u64 caller_of(struct pt_regs *ctx, struct thread_calls *tc)
+{
+	__u64 sp = PT_REGS_SP(ctx), ret = 0;
+	struct frame *top;
+
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
+	if (!tc || !tc->depth)
+		return ret;
+	top = frame_at(tc, tc->depth - 1);
+	if (top->sp == sp && ret == uretprobe_trampoline())
+		return top->group;
+	return ret;
+}
+
+static __always_inline __u64 current_group(struct pt_regs *ctx, struct thread_calls *tc)
 {
 	if (group_by == DLPROF_BY_PROCESS)
 		return bpf_get_current_pid_tgid() >> 32;
+	if (group_by == DLPROF_BY_CALLER)
+		return caller_of(ctx, tc);
 	return bpf_get_current_cgroup_id();
+}
+
+/* The key's pid: only a caller's address needs its process. */
+static __always_inline __u32 group_pid(void)
+{
+	return group_by == DLPROF_BY_CALLER ? bpf_get_current_pid_tgid() >> 32 : 0;
 }
 
 static __always_inline struct group_stats *get_group(__u32 id, __u64 group)
 {
-	struct group_key k = { .func_id = id, .group = group };
+	struct group_key k = { .func_id = id, .pid = group_pid(), .group = group };
 
 	return bpf_map_lookup_elem(&group_stats, &k);
 }
@@ -717,7 +874,7 @@ static __always_inline struct group_stats *get_group(__u32 id, __u64 group)
  */
 static __always_inline void group_count_entry(__u32 id, __u64 group)
 {
-	struct group_key k = { .func_id = id, .group = group };
+	struct group_key k = { .func_id = id, .pid = group_pid(), .group = group };
 	struct group_stats *g = bpf_map_lookup_elem(&group_stats, &k);
 	struct dlprof_diag *d;
 	void *zero;
@@ -727,6 +884,8 @@ static __always_inline void group_count_entry(__u32 id, __u64 group)
 		err = bpf_map_update_elem(&group_stats, &k, zero, BPF_NOEXIST);
 		if (!err && group_by == DLPROF_BY_CGROUP)
 			note_cgroup(group);
+		if (!err && group_by == DLPROF_BY_CALLER)
+			note_caller(k.pid, group);
 		if (!err || err == -EEXIST)
 			g = bpf_map_lookup_elem(&group_stats, &k);
 	}
@@ -1167,7 +1326,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(calls, 1);
 	}
 	if (group_by != DLPROF_BY_FUNCTION) {
-		group = current_group();
+		group = current_group(ctx, tc);
 		group_count_entry(id, group);
 	}
 	if (cookie & DLPROF_COOKIE_ENTRY_ONLY) {
