@@ -926,6 +926,7 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 	r->oncpu_ns = oncpu_ns;
 	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
 		r->counters[k] = deltas && k < nr_events ? deltas[k] : 0;
+	r->caller = group_by == DLPROF_BY_CALLER ? f->group : 0;
 	/*
 	 * A wakeup per record would cost the probed call more than the record
 	 * itself (an irq_work and the consumer's poll per call); the consumer

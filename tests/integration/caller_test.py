@@ -9,6 +9,7 @@ probe stands past its entry. Runner and helpers: itest.py."""
 import os
 import subprocess
 import sys
+import tempfile
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -109,6 +110,35 @@ def test_by_caller_table_and_csv():
     csv_lines = [l for l in p.stdout.splitlines() if l.startswith("lib,") or l.startswith(LIB)]
     check(csv_lines and ",caller,caller_module," in csv_lines[0], f"csv header {csv_lines[:1]}")
     check(any(",static_caller," + DRIVER_NAME + "," in l for l in csv_lines), f"csv rows {csv_lines}")
+
+
+def test_record_report_by_caller():
+    """record --by caller keeps each call's return address and names it in the metadata:
+    report --by caller of the trace (and of its merged .dlt) has the live summary's rows,
+    each exact, after the process exited. A trace recorded without the key is refused."""
+    n = 80
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.d")
+        p = subprocess.run([DLPROF, "record", "-o", trace] + base_args(FUNCS)[1:] + ["--", CALLERS_DRIVER, str(n)],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"record exit {p.returncode}: {p.stderr}")
+        live = json.loads(p.stdout[p.stdout.index("{"):])
+        check_rows(live, expected(n))
+        dlt = os.path.join(tmp, "t.dlt")
+        m = subprocess.run([DLPROF, "merge", trace, "-o", dlt], capture_output=True, text=True, timeout=120)
+        check(m.returncode == 0, f"merge: {m.returncode} {m.stderr}")
+        for src in (trace, dlt):
+            rep = subprocess.run([DLPROF, "report", src, "--json", "--by", "caller"], capture_output=True, text=True,
+                                 timeout=120)
+            check(rep.returncode == 0, f"report {src}: {rep.returncode} {rep.stderr}")
+            doc = json.loads(rep.stdout)
+            got = {k: r["calls"] for k, r in rows_by_caller(doc).items()}
+            check(got == expected(n), f"report {src}: {got}, want {expected(n)}")
+        plain = os.path.join(tmp, "plain.d")
+        p = subprocess.run([DLPROF, "record", "-o", plain, "--lib", LIB, "--func", "dlt_add", "--", CALLERS_DRIVER, "5"],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"record without the key: {p.returncode} {p.stderr}")
+        expect_error([DLPROF, "report", plain, "--by", "caller"], "record it with --by caller")
 
 
 if __name__ == "__main__":
