@@ -134,6 +134,22 @@ def test_record_report_by_caller():
             doc = json.loads(rep.stdout)
             got = {k: r["calls"] for k, r in rows_by_caller(doc).items()}
             check(got == expected(n), f"report {src}: {got}, want {expected(n)}")
+        # Folded stacks stand each outermost call on its caller; Perfetto slices carry it in args.
+        folded = subprocess.run([DLPROF, "export", trace, "--format", "folded"], capture_output=True, text=True,
+                                timeout=120)
+        check(folded.returncode == 0, f"folded: {folded.returncode} {folded.stderr}")
+        tails = {";".join(l.rsplit(" ", 1)[0].split(";")[2:]) for l in folded.stdout.splitlines()}
+        want = {f"{c};{f}" for (f, c, _m) in expected(n)}
+        check(tails == want, f"folded stacks below proc;thread: {sorted(tails)}, want {sorted(want)}")
+        pf = subprocess.run([DLPROF, "export", trace, "--format", "perfetto"], capture_output=True, text=True,
+                            timeout=120)
+        check(pf.returncode == 0, f"perfetto: {pf.returncode} {pf.stderr}")
+        events = [e for e in json.loads(pf.stdout)["traceEvents"] if e.get("ph") == "X"]
+        by = {}
+        for e in events:
+            k = (e["name"], e["args"].get("caller"), e["args"].get("caller_module"))
+            by[k] = by.get(k, 0) + 1
+        check(by == expected(n), f"perfetto slices per caller: {by}")
         plain = os.path.join(tmp, "plain.d")
         p = subprocess.run([DLPROF, "record", "-o", plain, "--lib", LIB, "--func", "dlt_add", "--", CALLERS_DRIVER, "5"],
                            capture_output=True, text=True, timeout=120)
