@@ -247,7 +247,7 @@ struct frame {
 	__u64 sp;		/* user %sp at entry: points at the return address */
 	__u32 func_id;
 	__u32 flags;		/* enum call_flags gathered at entry */
-	__u64 group;		/* --by: the call's group at entry, where its return is counted too */
+	__u64 group;		/* --by: the call's group at entry, where its return is counted too; by caller, set at the return */
 	__u32 nested[DLPROF_PROBE_CLASSES];	/* compensate: probed calls completed inside this one */
 	__u32 cls;		/* enum dlprof_probe_class of this function's probes */
 	__u32 pad;		/* named, so a frame on the stack is all initialized, as a global function's argument must be */
@@ -825,7 +825,8 @@ __noinline int note_caller(__u32 pid, __u64 addr)
 }
 
 /*
- * The return address: at the entry probe the kernel has not yet put its
+ * The return address of a call probed at entry only (no return probe to
+ * read it from): at the entry probe the kernel has not yet put its
  * trampoline in its place, and a probe moved past the entry stands where
  * %sp has not moved. A tail call from a probed function finds the
  * trampoline there instead (its caller's return was hijacked): it returns
@@ -845,12 +846,10 @@ static __always_inline __u64 caller_of(struct pt_regs *ctx, struct thread_calls 
 	return ret;
 }
 
-static __always_inline __u64 current_group(struct pt_regs *ctx, struct thread_calls *tc)
+static __always_inline __u64 current_group(void)
 {
 	if (group_by == DLPROF_BY_PROCESS)
 		return bpf_get_current_pid_tgid() >> 32;
-	if (group_by == DLPROF_BY_CALLER)
-		return caller_of(ctx, tc);
 	return bpf_get_current_cgroup_id();
 }
 
@@ -868,11 +867,12 @@ static __always_inline struct group_stats *get_group(__u32 id, __u64 group)
 }
 
 /*
- * An entry, counted for its (function, group): the group's entry is made
- * at its first call. A full map counts the call in group_overflow; the
- * per-function aggregates still have it.
+ * A call, counted for its (function, group) (at its entry; by caller, at
+ * its return): the group's entry is made at its first call. A full map
+ * counts the call in group_overflow (NULL); the per-function aggregates
+ * still have it.
  */
-static __always_inline void group_count_entry(__u32 id, __u64 group)
+static __always_inline struct group_stats *group_count_entry(__u32 id, __u64 group)
 {
 	struct group_key k = { .func_id = id, .pid = group_pid(), .group = group };
 	struct group_stats *g = bpf_map_lookup_elem(&group_stats, &k);
@@ -891,10 +891,11 @@ static __always_inline void group_count_entry(__u32 id, __u64 group)
 	}
 	if (g) {
 		__sync_fetch_and_add(&g->calls, 1);
-		return;
+		return g;
 	}
 	if ((d = get_diag()))
 		__sync_fetch_and_add(&d->group_overflow, 1);
+	return NULL;
 }
 
 /* The call as a record for the trace; counted as a drop when the ringbuf is full. */
@@ -958,7 +959,8 @@ __noinline int count_lost(const struct thread_calls *tc, const struct frame *f, 
 	s = get_stats(f->func_id);
 	if (s)
 		__sync_fetch_and_add(unwound ? &s->unwound : &s->unmatched, 1);
-	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
+	/* By caller, a call is grouped at its return, which this one never made. */
+	if (group_by != DLPROF_BY_FUNCTION && group_by != DLPROF_BY_CALLER && (g = get_group(f->func_id, f->group)))
 		__sync_fetch_and_add(unwound ? &g->s.unwound : &g->s.unmatched, 1);
 	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
 	return 0;
@@ -1037,16 +1039,23 @@ static __always_inline void note_compensation(struct func_stats *s, __u64 own, _
 	add_nonzero(&s->comp_nested[DLPROF_PROBE_STEPPED], ns);
 }
 
+/* The call's group: by caller, g, found at the return already; else its entry's. */
+static __always_inline struct group_stats *return_group(const struct frame *f, struct group_stats *g)
+{
+	if (group_by == DLPROF_BY_CALLER)
+		return g;
+	return get_group(f->func_id, f->group);
+}
+
 static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
-					 __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
+					 __u64 oncpu_ns, const __u64 *deltas, __u32 flags, struct group_stats *g)
 {
 	struct func_stats *s = get_stats(f->func_id);
-	struct group_stats *g;
 
 	if (s)
 		add_timed(s, dur_ns, oncpu_ns, deltas, flags);
 	/* A group that found no room at entry has the call in group_overflow already. */
-	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
+	if (group_by != DLPROF_BY_FUNCTION && (g = return_group(f, g)))
 		add_timed(&g->s, dur_ns, oncpu_ns, deltas, flags);
 	emit(f, depth, flags, dur_ns, oncpu_ns, deltas);
 }
@@ -1326,11 +1335,16 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		if (calls)
 			__sync_fetch_and_add(calls, 1);
 	}
-	if (group_by != DLPROF_BY_FUNCTION) {
-		group = current_group(ctx, tc);
+	/* By caller, the return counts the call: the kernel hands it the return address. */
+	if (group_by != DLPROF_BY_FUNCTION && group_by != DLPROF_BY_CALLER) {
+		group = current_group();
 		group_count_entry(id, group);
 	}
 	if (cookie & DLPROF_COOKIE_ENTRY_ONLY) {
+		if (group_by == DLPROF_BY_CALLER) {
+			group = caller_of(ctx, tc);
+			group_count_entry(id, group);
+		}
 		/* Its return must not be hijacked (docs/live-mode.md): counted, never timed; the clock only for a record. */
 		struct frame once = { .func_id = id, .group = group, .t0 = emit_records ? bpf_ktime_get_ns() : 0 };
 
@@ -1417,7 +1431,7 @@ static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u6
  * ran inside it.
  */
 static __always_inline void compensate_call(struct thread_calls *tc, const struct frame *f, __u64 dur_ns,
-					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
+					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags, struct group_stats *g)
 {
 	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
 	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
@@ -1426,7 +1440,6 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 	struct func_stats *s = get_stats(f->func_id);
 	/* The probes ran on the CPU: on-CPU time holds their cost too, and never exceeds the wall. */
 	__u64 dur_c = dur_ns - cost, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
-	struct group_stats *g;
 	struct frame *parent;
 
 	if (oncpu_c > dur_c)
@@ -1446,7 +1459,7 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 		add_timed(s, dur_c, oncpu_c, deltas, flags);
 		note_compensation(s, own, dur_ns - dur_c, oncpu_ns - oncpu_c, ne, ns);
 	}
-	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group))) {
+	if (group_by != DLPROF_BY_FUNCTION && (g = return_group(f, g))) {
 		add_timed(&g->s, dur_c, oncpu_c, deltas, flags);
 		note_compensation(&g->s, own, dur_ns - dur_c, oncpu_ns - oncpu_c, ne, ns);
 	}
@@ -1467,6 +1480,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 	__u32 id = (__u32)cookie;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
+	struct group_stats *g = NULL;
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
 	struct frame *f;
@@ -1502,10 +1516,19 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 		tc->active = 0;
 		tc->unwinding = UNWIND_NONE;
 	}
+	/*
+	 * By caller: the kernel set the instruction pointer to the call's
+	 * return address before running the return probes (for a tail call
+	 * from a probed function, to that function's own return address).
+	 */
+	if (group_by == DLPROF_BY_CALLER) {
+		f->group = PT_REGS_IP(ctx);
+		g = group_count_entry(f->func_id, f->group);
+	}
 	if (compensate)
-		compensate_call(tc, f, now - f->t0, oncpu - f->oncpu0, vals, flags);
+		compensate_call(tc, f, now - f->t0, oncpu - f->oncpu0, vals, flags, g);
 	else
-		count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
+		count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags, g);
 	return 0;
 orphan:
 	if ((d = get_diag()))

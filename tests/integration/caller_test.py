@@ -112,6 +112,18 @@ def test_by_caller_table_and_csv():
     check(any(",static_caller," + DRIVER_NAME + "," in l for l in csv_lines), f"csv rows {csv_lines}")
 
 
+@modes("session", "classic")
+def test_by_caller_unreturned_calls():
+    """Calls left by longjmp never return, so the kernel never hands over their return address:
+    they make their function's "(unattributed)" row, and the rows still add up to its calls."""
+    n, m = 7, 11
+    rc, doc, err = run_profiled([DRIVER, "longjmp", str(n), str(m)], ["--func", "dlt_longjmp,dlt_add", "--by", "caller"])
+    check(rc == 0, f"profiler exit {rc}: {err}")
+    got = {(r["name"], r["caller"], r["caller_module"]): r["calls"] for r in doc["functions"]}
+    want = {("dlt_longjmp", "(unattributed)", "-"): 2 * n, ("dlt_add", "run", os.path.basename(DRIVER)): m}
+    check(got == want, f"rows {got}, want {want}")
+
+
 def test_record_report_by_caller():
     """record --by caller keeps each call's return address and names it in the metadata:
     report --by caller of the trace (and of its merged .dlt) has the live summary's rows,

@@ -50,7 +50,11 @@ static int name_callers(struct report_groups *g, const struct trace_meta *m)
 	return 0;
 }
 
-/* The key's upper half: the process, or the caller's name (nr_callers: unnamed). */
+/*
+ * The key's upper half: the process, or the caller's name (nr_callers: an
+ * address the metadata does not name; nr_callers + 1: a call that never
+ * returned, whose return address the kernel never handed over).
+ */
 static int group_of(struct report_groups *g, const struct trace_meta *m, const struct call_record *r, __u32 *group)
 {
 	const struct trace_caller *c;
@@ -62,7 +66,7 @@ static int group_of(struct report_groups *g, const struct trace_meta *m, const s
 	if (!g->caller_name && name_callers(g, m))
 		return -ENOMEM;
 	c = trace_meta__find_caller(m, r->pid, r->caller);
-	*group = (__u32)(c ? g->caller_name[c - m->callers] : m->nr_callers);
+	*group = (__u32)(c ? g->caller_name[c - m->callers] : m->nr_callers + !r->caller);
 	return 0;
 }
 
@@ -117,8 +121,10 @@ int report_groups__rows(const struct report_groups *g, const struct trace_meta *
 		if (g->by_caller) {
 			const struct trace_caller *c = g->pids[i] < m->nr_callers ? &m->callers[g->pids[i]] : NULL;
 
-			out[i].group.caller = c ? c->symbol : "?";
-			out[i].group.caller_module = c ? c->module : "?";
+			bool unattributed = g->pids[i] == m->nr_callers + 1;
+
+			out[i].group.caller = c ? c->symbol : unattributed ? "(unattributed)" : "?";
+			out[i].group.caller_module = c ? c->module : unattributed ? "-" : "?";
 		} else {
 			out[i].group.pid = g->pids[i];
 			out[i].group.comm = p ? p->comm : NULL;

@@ -29,6 +29,7 @@ struct kernel_groups {
 	size_t nr_names, cap_names;
 	struct func_profile *rows;
 	struct func_stats *stats;	/* per row, while rows are merged */
+	uint64_t *grouped;		/* caller: per function, the calls its rows hold */
 	size_t nr_rows, cap_rows;
 };
 
@@ -246,8 +247,40 @@ static int add_group(struct kernel_groups *kg, const struct kernel_maps *km, con
 		return -ENOMEM;
 	/* calls stand in s.calls until the summary is built. */
 	r->s.calls += gs->calls;
+	if (kg->grouped)
+		kg->grouped[key->func_id] += gs->calls;
 	func_stats_merge(st, &gs->s);
 	return 0;
+}
+
+/*
+ * By caller a call is grouped at its return, where the kernel hands over
+ * the return address: calls that made none (left by longjmp, still
+ * running, their thread gone) and those the full table could not hold are
+ * the rest of their function's count, in one row per function.
+ */
+static int add_unattributed(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t)
+{
+	static const struct attr_group rest = { .caller = "(unattributed)", .caller_module = "-" };
+	uint64_t *calls = calloc(t->nr_funcs ? t->nr_funcs : 1, sizeof(*calls));
+	struct func_stats *st;
+	struct func_profile *r;
+	int err;
+
+	if (!calls)
+		return -ENOMEM;
+	err = kernel_calls_read(km, t->nr_funcs, calls);
+	for (size_t f = 0; !err && f < t->nr_funcs; f++) {
+		if (calls[f] <= kg->grouped[f])
+			continue;
+		r = row_for(kg, (__u32)f, t, &rest, &st);
+		if (!r)
+			err = -ENOMEM;
+		else
+			r->s.calls += calls[f] - kg->grouped[f];
+	}
+	free(calls);
+	return err;
 }
 
 int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
@@ -259,6 +292,12 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 	int err = 0;
 
 	kg->nr_rows = 0;
+	if (kg->by == ATTR_BY_CALLER) {
+		free(kg->grouped);
+		kg->grouped = calloc(t->nr_funcs ? t->nr_funcs : 1, sizeof(*kg->grouped));
+		if (!kg->grouped)
+			return -ENOMEM;
+	}
 	gs = malloc(sizeof(*gs));
 	if (!gs)
 		return -ENOMEM;
@@ -272,6 +311,8 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 		err = add_group(kg, km, t, &key, gs);
 	}
 	free(gs);
+	if (!err && kg->grouped)
+		err = add_unattributed(kg, km, t);
 	for (size_t i = 0; i < kg->nr_rows && !err; i++)
 		func_summary_build(&kg->rows[i].s, &kg->stats[i], kg->rows[i].s.calls);
 	*rows = kg->rows;
@@ -368,6 +409,7 @@ void kernel_groups__free(struct kernel_groups *kg)
 		free((char *)kg->names[i].g.caller_module);
 	}
 	caller_names__free(kg->callers);
+	free(kg->grouped);
 	free(kg->names);
 	free(kg->rows);
 	free(kg->stats);
