@@ -279,6 +279,8 @@ struct thread_calls {
 	__u32 rt_exact;		/* rt_out was taken at a switch-out, where the kernel has just brought it up to date */
 	__u32 pad;
 	__u64 stolen_in;	/* cpu_stolen_ns() at the last switch-in seen, or at activation */
+	__u64 stolen_seen;	/* cpu_stolen_ns() as last read, when se.exec_start was stolen_es */
+	__u64 stolen_es;
 	/* The name last put in thread_names (record mode): two words, compared without a loop. */
 	__u64 comm[DLPROF_COMM_LEN / sizeof(__u64)];
 	struct vcounter ctr[DLPROF_MAX_EVENTS];
@@ -454,10 +456,31 @@ static __always_inline __u64 cpu_stolen_ns(struct task_struct *task)
 	return rq->clock - rq->clock_task;
 }
 
-/* The run time of the slice since the last switch-in (or activation), timed by the wall clock at t. */
-static __always_inline __u64 wall_slice_run(struct thread_calls *tc, struct task_struct *task, __u64 t)
+/*
+ * cpu_stolen_ns() for the current thread, read again only when the kernel
+ * has brought the thread's run time up to date since the last read (a
+ * tick, a switch): the run queue's clock moves at those updates, so
+ * between them the value read last still holds, and a call that crosses
+ * no tick pays one load beside sum_exec_runtime instead of the run queue's
+ * chain of loads. An update of the run queue's clock made for another
+ * thread (a wakeup into another group) is seen at this thread's next
+ * tick: within the tick's worth the steal is late anyway.
+ */
+static __always_inline __u64 stolen_now(struct thread_calls *tc, struct task_struct *task)
 {
-	__u64 wall = t - tc->clock.base, stolen = cpu_stolen_ns(task) - tc->stolen_in;
+	__u64 es = task->se.exec_start;
+
+	if (es != tc->stolen_es) {
+		tc->stolen_seen = cpu_stolen_ns(task);
+		tc->stolen_es = es;
+	}
+	return tc->stolen_seen;
+}
+
+/* The run time of the slice since the last switch-in (or activation), timed by the wall clock at t; stolen as of t. */
+static __always_inline __u64 wall_slice_run(struct thread_calls *tc, __u64 stolen_at_t, __u64 t)
+{
+	__u64 wall = t - tc->clock.base, stolen = stolen_at_t - tc->stolen_in;
 
 	return wall > stolen ? wall - stolen : 0;
 }
@@ -475,7 +498,7 @@ static __always_inline __u64 on_cpu_now(struct thread_calls *tc, struct task_str
 	struct dlprof_diag *d;
 
 	if (task_switches(task) == tc->sw_in)
-		return tc->clock.acc + wall_slice_run(tc, task, tc->clock.base <= t ? t : bpf_ktime_get_ns());
+		return tc->clock.acc + wall_slice_run(tc, stolen_now(tc, task), tc->clock.base <= t ? t : bpf_ktime_get_ns());
 	if ((d = get_diag()))
 		__sync_fetch_and_add(&d->oncpu_resynced, 1);
 	return tc->clock.acc + (task->se.sum_exec_runtime - tc->rt_out);
@@ -526,7 +549,7 @@ static __always_inline __u64 activate(struct thread_calls *tc, struct task_struc
 		/* Last, so the probe's own work is not charged to the call. */
 		t = bpf_ktime_get_ns();
 		vcounter_start(&tc->clock, t);
-		tc->stolen_in = cpu_stolen_ns(task);
+		tc->stolen_in = stolen_now(tc, task);
 		tc->sw_in = task_switches(task);
 		tc->rt_out = task->se.sum_exec_runtime;
 		tc->rt_exact = 0;
@@ -1637,7 +1660,7 @@ static __always_inline void switch_out_clock(struct thread_calls *tc, struct tas
 	if (tc->rt_exact || task_switches(prev) != tc->sw_in + 1)
 		tc->clock.acc += rt - tc->rt_out;
 	else
-		tc->clock.acc += wall_slice_run(tc, prev, t);
+		tc->clock.acc += wall_slice_run(tc, cpu_stolen_ns(prev), t);
 	tc->rt_out = rt;
 	tc->rt_exact = 1;
 }
@@ -1680,7 +1703,8 @@ int BPF_PROG(dlprof_switch, bool preempt, struct task_struct *prev, struct task_
 		ntc->gen++;
 		if (ntc->active) {
 			vcounter_switch_in(&ntc->clock, t);
-			ntc->stolen_in = cpu_stolen_ns(next);
+			ntc->stolen_in = ntc->stolen_seen = cpu_stolen_ns(next);
+			ntc->stolen_es = next->se.exec_start;
 			ntc->sw_in = task_switches(next);
 			for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++) {
 				if (k >= nr_events)

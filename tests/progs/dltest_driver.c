@@ -195,6 +195,43 @@ static void steady_calls(long work, const char *path)
 }
 
 /*
+ * A server's pace: per_s calls of dlt_test_je a second, set by the clock
+ * (its clients), each followed by work steps; between them it sleeps, a
+ * millisecond at a time. Behind (descheduled, or its calls took longer),
+ * it catches up, as a server drains its queue. Counts into path as
+ * steady_calls does.
+ */
+static void paced_calls(long per_s, long work, const char *path)
+{
+	int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
+	volatile unsigned long long *count;
+	unsigned long long t0 = clock_ns(CLOCK_MONOTONIC), i = 0;
+	struct timespec next;
+
+	if (fd < 0 || ftruncate(fd, sizeof(*count)) || per_s <= 0)
+		exit(5);
+	count = mmap(NULL, sizeof(*count), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (count == MAP_FAILED)
+		exit(5);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		unsigned long long due = (clock_ns(CLOCK_MONOTONIC) - t0) * (unsigned long long)per_s / 1000000000ULL;
+
+		while (i < due) {
+			sink = dlt_test_je((int)++i);
+			work_steps(work);
+			*count = i;
+		}
+		next.tv_nsec += 1000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+}
+
+/*
  * Steps of steady_calls' work that take us microseconds on this machine,
  * timed on the thread's own clock: a test asks for a pace, not for steps,
  * since machines run the steps at several times each other's speed.
@@ -362,6 +399,8 @@ static int run(int argc, char **argv)
 		steady_calls(n, argv[2]);
 	} else if (!strcmp(mode, "steady-us")) {	/* steady-us US PATH: as steady, US microseconds of work a call */
 		steady_calls(work_steps_for_us(n), argv[2]);
+	} else if (!strcmp(mode, "paced")) {	/* paced PER_S US PATH: PER_S calls a second, US us of work each */
+		paced_calls(n, work_steps_for_us(atol(argv[2])), argv[3]);
 	} else if (!strcmp(mode, "exit")) {	/* exit CODE */
 		return (int)n;
 	} else {

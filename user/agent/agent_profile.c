@@ -613,6 +613,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		.by = ATTR_BY_CONTAINER,
 		/* With a budget, nothing is probed full time before it is measured (profile_calib.h). */
 		.start_unlinked = p->o.budget_on,
+		/* ... and the windows' calls are scaled by what their callers' CPU clocks say (caller_pace.h). */
+		.track_callers = p->o.budget_on,
 	};
 	bool no_pmu, cmd_failed;
 	int ret;

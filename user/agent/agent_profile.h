@@ -57,6 +57,7 @@ struct agent_profile_stats {
 	double call_cost_ns;		/* the per-call cost the budget uses now (the exact functions' mix) */
 	double trap_ns[DLPROF_PROBE_CLASSES];	/* its kernel part per class of probed instruction */
 	double sampled_call_cost_ns;	/* what a sampled call cost in the windows (kernel time); 0: not measured yet */
+	double unsteady_calls;		/* estimated calls of windows whose rate was not close to the last one's (rate_spread.h) */
 	double budget_ns_per_s;
 	double expected_ns_per_s;	/* what the plan costs */
 	bool install_measured;		/* install_ns is known */

@@ -126,6 +126,9 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_sampling_windows_total", "counter", "Sampling windows opened", (double)p->windows);
 	gauge(b, "dlprof_agent_sampling_window_seconds_total", "counter", "Time the sampling windows lasted",
 	      p->window_s_total);
+	gauge(b, "dlprof_agent_sampled_unsteady_calls_total", "counter",
+	      "Calls the sampled series hold from windows whose rate was not close to the last one's (a burst "
+	      "began or ended): estimates of a rate that did not hold between the windows", p->unsteady_calls);
 	gauge(b, "dlprof_agent_scan_windows_total", "counter",
 	      "Scans opened: windows over the sampled functions no window has seen called", (double)p->scans);
 	gauge(b, "dlprof_agent_scan_window_seconds_total", "counter", "Time the scans lasted", p->scan_s_total);

@@ -194,6 +194,7 @@ struct group_cell *group_series__cell(struct group_series *gs, size_t func, cons
 	if (!s->key) {
 		s->key = key;
 		s->c = (struct group_cell){ .series_id = -1, .sampled_id = -1 };
+		rate_spread_init(&s->c.spread);
 		gs->nr_cells++;
 	}
 	return &s->c;

@@ -16,6 +16,7 @@
 
 #include "agent/k8s_meta.h"
 #include "agent/metrics_registry.h"
+#include "agent/rate_spread.h"
 #include "model/attribution.h"
 #include "probe/probe_table.h"
 
@@ -34,6 +35,7 @@ struct group_cell {
 	struct series_values rate;	/* ... and per second since, from that window; zero before one */
 	double rate_t;			/* when that window closed */
 	struct series_values shown;	/* its sampled series: est run on at rate to the last refresh, never less */
+	struct rate_spread spread;	/* its windows' rates: the sampled series' error */
 };
 
 /* A container, or the host. */

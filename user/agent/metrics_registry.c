@@ -20,6 +20,7 @@ struct series {
 	bool unserved;		/* exposed, but no scrape has been served it yet: shown at zero */
 	struct series_values v;		/* base + the last values set */
 	struct series_values base;
+	double rel_error;	/* sampled: its estimated relative error; < 0: not known */
 	double calls_at_settle;	/* activity: calls since the last settle */
 	double activity;
 };
@@ -127,7 +128,7 @@ long metrics_registry__series(struct metrics_registry *r, const struct series_la
 		r->cap = cap;
 	}
 	s = &r->series[slot < 0 ? (long)r->nr : slot];
-	*s = (struct series){ .sampled = l->sampled };
+	*s = (struct series){ .sampled = l->sampled, .rel_error = -1 };
 	s->lib = dup_or_null(l->lib, &failed);
 	s->function = dup_or_null(l->function, &failed);
 	s->namespace = dup_or_null(l->namespace, &failed);
@@ -358,6 +359,32 @@ static const struct {
 	{ "dlprof_event_total", "counter", "Perf event counts during the timed calls, per thread", event_sample },
 };
 
+void metrics_registry__set_error(struct metrics_registry *r, long id, double rel_error)
+{
+	if (id >= 0 && (size_t)id < r->nr)
+		r->series[id].rel_error = rel_error;
+}
+
+/* The sampled series' errors: one gauge each where known (docs/agent.md). */
+static void render_errors(const struct metrics_registry *r, struct prom_buf *b)
+{
+	static const char name[] = "dlprof_sampled_relative_error";
+	struct prom_label l[NR_LABELS];
+	bool any = false;
+
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct series *s = &r->series[i];
+
+		if (s->state != SERIES_EXPOSED || !s->sampled || s->rel_error < 0)
+			continue;
+		if (!any)
+			prom_family(b, name, "gauge",
+				    "Relative standard error of the rate a sampled series runs at, from its windows' spread");
+		any = true;
+		prom_sample(b, name, l, labels_of(s, l), NULL, NULL, s->rel_error);
+	}
+}
+
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b)
 {
 	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME, .v = r->other_retired };
@@ -381,4 +408,5 @@ void metrics_registry__render(const struct metrics_registry *r, struct prom_buf 
 			families[f].sample(r, b, l, labels_of(&other, l),
 					   shown_values(&other.v, !r->other_served, &zero));
 	}
+	render_errors(r, b);
 }

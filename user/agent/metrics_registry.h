@@ -81,6 +81,8 @@ void metrics_registry__retire(struct metrics_registry *r, long id);
 uint64_t metrics_registry__retired(const struct metrics_registry *r);
 size_t metrics_registry__exposed(const struct metrics_registry *r);
 uint64_t metrics_registry__folded(const struct metrics_registry *r);
+/* A sampled series' estimated relative error (rate_spread.h); < 0: not known, no sample. */
+void metrics_registry__set_error(struct metrics_registry *r, long id, double rel_error);
 /* The function families into b. */
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b);
 

@@ -15,6 +15,7 @@
 #include "agent/group_series.h"
 #include "agent/install_cost.h"
 #include "agent/profile_calib.h"
+#include "agent/profile_callers.h"
 #include "agent/profile_scans.h"
 #include "agent/profile_trip.h"
 #include "agent/profile_windows.h"
@@ -63,6 +64,7 @@ struct agent_profile {
 	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
 	struct profile_calib calib;
 	struct profile_windows win;
+	struct profile_callers callers;	/* the callers' CPU clocks around the sampling windows */
 	struct profile_scans scans;
 	struct profile_trip trip;
 };

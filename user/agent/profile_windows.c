@@ -143,6 +143,39 @@ out:
 	w->last_sys_t = t1;
 }
 
+/* A row's base: its totals at the window's start, or zero for a row new since. */
+static const struct series_values *row_base(const struct agent_profile *p, const struct group_cell *c)
+{
+	static const struct series_values zero;
+
+	return c->win_seq == p->win.seq ? &c->win0 : &zero;
+}
+
+/*
+ * How many calls a row's callers would have made unprobed for each the
+ * window saw: what their CPU clocks say (profile_callers.h) once they say
+ * it, else the model of callers that run flat out (probe_correction).
+ */
+static double row_factor(const struct agent_profile *p, const struct agent_group *grp)
+{
+	double pace = callers__factor(&p->callers, grp->container_id);
+
+	return pace > 0 ? p->win.by_free * pace : p->win.k;
+}
+
+/* At a window's end: each row's calls to its group's callers, and the factors' mean. */
+static int window_calls_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
+			    const struct func_profile *r, const struct series_values *v)
+{
+	double d = v->calls - row_base(p, c)->calls;
+
+	(void)func;
+	(void)r;
+	if (d > 0)
+		callers__add_calls(&p->callers, grp->container_id, d);
+	return 0;
+}
+
 /* At a window's start: where each (function, container) of it stands. */
 static int window_open_row(struct agent_profile *p, size_t func, struct group_cell *c, const struct agent_group *grp,
 			   const struct func_profile *r, const struct series_values *v)
@@ -166,8 +199,8 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 {
 	const struct profile_windows *w = &p->win;
 	/* A row new since the window began: all of its calls are the window's. */
-	struct series_values zero = {}, *base = c->win_seq == w->seq ? &c->win0 : &zero;
-	double span = w->close_t - w->t0;
+	const struct series_values *base = row_base(p, c);
+	double span = w->close_t - w->t0, k = row_factor(p, grp);
 	long id;
 
 	if (!grp->selected || span <= 0 || (v->calls <= base->calls && c->sampled_id < 0))
@@ -175,9 +208,18 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	id = profile_sampled_series(p, c, grp, r);
 	if (id < 0)
 		return (int)id;
-	series_add_scaled_diff(&c->est, v, base, w->k * (w->close_t - p->fs[func].covered_until) / span);
+	p->win.k_seen += (v->calls - base->calls) * k;
+	p->win.k_calls += v->calls - base->calls;
+	/*
+	 * A window whose rate is far from the last one's saw a burst begin or
+	 * end: what it adds for the time since is counted as not steady.
+	 */
+	if (!rate_spread_add(&c->spread, (v->calls - base->calls) * k / span))
+		p->st.unsteady_calls += (v->calls - base->calls) * k * (w->close_t - p->fs[func].covered_until) / span;
+	metrics_registry__set_error(p->reg, id, rate_spread_error(&c->spread));
+	series_add_scaled_diff(&c->est, v, base, k * (w->close_t - p->fs[func].covered_until) / span);
 	c->rate = (struct series_values){};
-	series_add_scaled_diff(&c->rate, v, base, w->k / span);
+	series_add_scaled_diff(&c->rate, v, base, k / span);
 	c->rate_t = w->close_t;
 	profile_show_sampled(p, c, id, w->close_t);
 	return 0;
@@ -193,6 +235,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 
 	/* The containers' sampled series, before the functions' coverage moves on. */
 	w->close_t = now;
+	w->k_seen = w->k_calls = 0;
 	ret = profile_for_rows(p, w->in_window, start ? window_open_row : window_close_row);
 	if (ret)
 		return ret;
@@ -226,12 +269,22 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
 		fs->covered_until = now;
 	}
-	/* Its bounds by the wall clock too, to be set against what a workload counts itself (bench/). */
-	if (!start && p->o.verbose)
+	/*
+	 * Its bounds by the wall clock too, to be set against what a workload
+	 * counts itself (bench/); the busiest callers' CPU shares outside the
+	 * windows and inside less the probes (-1: not known yet).
+	 */
+	if (!start && p->o.verbose) {
+		double out = -1, in_net = -1;
+
+		callers__top_shares(&p->callers, &out, &in_net);
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f "
-			  "from_unix=%.4f calls_at_free=%.0f%s",
-			  w->funcs, span * 1e3, seen, w->k, call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
-			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, w->kind->log_tag);
+			  "from_unix=%.4f calls_at_free=%.0f callers_cpu_out=%.3f callers_cpu_in=%.3f%s",
+			  w->funcs, span * 1e3, seen, w->k_calls > 0 ? w->k_seen / w->k_calls : w->k,
+			  call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
+			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, out, in_net,
+			  w->kind->log_tag);
+	}
 	return 0;
 }
 
@@ -330,8 +383,30 @@ static double window_calls(struct agent_profile *p)
 }
 
 /*
+ * What a call of the window cost its caller: its functions' classes'
+ * calibrations weighted by their calls, or what the windows' kernel time
+ * says when more. 0: no call. p->calls holds the window's end.
+ */
+static double window_pair_ns(const struct agent_profile *p)
+{
+	const struct profile_windows *w = &p->win;
+	double seen = 0, pair_ns = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		double d = (double)p->calls[i] - p->fs[i].win0.calls;
+
+		if (!w->in_window[i] || d <= 0)
+			continue;
+		seen += d;
+		pair_ns += d * profile_call_ns(p, i);
+	}
+	return seen > 0 ? fmax(pair_ns / seen, w->sampled_call_ns) : 0;
+}
+
+/*
  * How many calls the program would have made unprobed for each call the
- * window saw. Each probed call cost its caller a probe pair, time the
+ * window saw, for callers that run flat out (the model until their CPU
+ * clocks say more, row_factor). Each probed call cost its caller a probe pair, time the
  * caller did not spend on its own work, so a window sees fewer calls per
  * second than the program makes between windows. What a pair costs is the
  * kernel time the windows added a call (measure_window_cost), and never
@@ -348,22 +423,11 @@ static double window_calls(struct agent_profile *p)
 static double probe_correction(struct agent_profile *p, double span)
 {
 	struct profile_windows *w = &p->win;
-	double seen = 0, pair_ns = 0, total = 0, unprobed = 0;
+	double pair_ns = window_pair_ns(p), total = 0, unprobed = 0;
 	__u64 *now = w->cpu_calls + w->nr_cpus;
 
-	if (span <= 0 || !w->nr_cpus)
+	if (span <= 0 || !w->nr_cpus || pair_ns <= 0)
 		return 1;
-	for (size_t i = 0; i < p->n; i++) {
-		double d = (double)p->calls[i] - p->fs[i].win0.calls;
-
-		if (!w->in_window[i] || d <= 0)
-			continue;
-		seen += d;
-		pair_ns += d * profile_call_ns(p, i);
-	}
-	if (seen <= 0)
-		return 1;
-	pair_ns = fmax(pair_ns / seen, w->sampled_call_ns);
 	cpu_calls(p, now);
 	for (size_t c = 0; c < w->nr_cpus; c++) {
 		double n = (double)(now[c] - w->cpu_calls[c]);
@@ -402,6 +466,8 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 		return ret;
 	}
 	w->open_t = mono_seconds();
+	if (kind == &sample_window)
+		callers__open(&p->callers, p->s, w->open_t);
 	w->calls0 = session__all_calls(p->s);
 	cpu_calls(p, w->cpu_calls);
 	w->calls_max = kind->calls_max(p);
@@ -417,6 +483,8 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	w->attach_s = mono_seconds() - w->open_t;
 	w->attach_calls = session__all_calls(p->s) - w->calls0;
 	w->t0 = w->open_t + w->attach_s;
+	if (kind == &sample_window)
+		callers__attached(&p->callers, p->s, mono_seconds());
 	if (kind->opened)
 		kind->opened(p);
 	w->sys0 = kernel_cpu_s();
@@ -450,6 +518,9 @@ static void close_window_begin(struct agent_profile *p)
 	w->links = NULL;
 	w->closing = true;
 	w->free_t = t1;
+	/* The callers' clocks once the probes are out: the gap from here is theirs alone. */
+	if (w->kind == &sample_window)
+		callers__freed(&p->callers, p->s, t1);
 }
 
 /*
@@ -497,7 +568,18 @@ static int close_window_finish(struct agent_profile *p)
 	int ret;
 
 	w->t0 = probe_start(w);
-	w->k = all < 0 ? 1 : counted_by_free(w, all) * probe_correction(p, t1 - w->t0);
+	w->by_free = all < 0 ? 1 : counted_by_free(w, all);
+	w->k = all < 0 ? 1 : w->by_free * probe_correction(p, t1 - w->t0);
+	/* The callers' clocks: each group's calls in the window, and its factor from them. */
+	if (w->kind == &sample_window) {
+		double total = (double)session__all_calls(p->s) - (double)w->calls0;
+		double in_span = total > 0 ? ((double)w->free_calls - (double)w->attach_calls) / total : 0;
+
+		callers__closed(&p->callers, p->s, mono_seconds());
+		if (all >= 0 && profile_for_rows(p, w->in_window, window_calls_row))
+			callers__open(&p->callers, p->s, t1);	/* its groups' readings dropped: no calls */
+		callers__close(&p->callers, all >= 0 ? window_pair_ns(p) : 0, fmax(in_span, 0));
+	}
 	ret = read_window_totals(p, false, t1);
 	w->closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
@@ -589,6 +671,7 @@ int windows__init(struct agent_profile *p)
 	p->o.budget.window_s = t->len_s;
 	w->close_probed = t->close_probed;
 	w->kind = &sample_window;
+	callers__init(&p->callers);
 	w->in_window = calloc(p->n, sizeof(*w->in_window));
 	session__all_calls_cpu(p->s, &w->nr_cpus);
 	/* Two rows: at the window's start, and at its end. */
@@ -604,4 +687,5 @@ void windows__free(struct agent_profile *p)
 	p->win.links = NULL;
 	free(p->win.in_window);
 	free(p->win.cpu_calls);
+	callers__destroy(&p->callers);
 }

@@ -83,6 +83,8 @@ struct profile_windows {
 	__u64 *cpu_calls;		/* ... per possible CPU, then at its end */
 	size_t nr_cpus;
 	double k;			/* the window being read: its calls times this are the unprobed program's */
+	double by_free;			/* ... of which the share its links counted by their free (classic) */
+	double k_seen, k_calls;		/* the factors its rows were scaled by, times their calls; those calls (the log's mean) */
 	double calls_max;		/* it closes after this many, whatever its length */
 	double check_s;			/* its next look after this long */
 };

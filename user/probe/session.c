@@ -271,7 +271,7 @@ static int setup_attribution(struct session *s, bool record)
 	int err = 0;
 
 	k->rodata->group_by = by;
-	k->rodata->proc_meta_on = record || by == DLPROF_BY_PROCESS;
+	k->rodata->proc_meta_on = record || by == DLPROF_BY_PROCESS || s->opts.track_callers;
 	if (by != DLPROF_BY_FUNCTION)
 		err = bpf_map__set_max_entries(k->maps.group_stats, DLPROF_MAX_GROUPS);
 	if (!err && by == DLPROF_BY_CGROUP)
@@ -880,6 +880,32 @@ const __u64 *session__all_calls_cpu(const struct session *s, size_t *nr)
 
 	*nr = ncpu > 0 ? (size_t)ncpu : 0;
 	return s->all_calls_cpu && ncpu > 0 ? s->all_calls_cpu : NULL;
+}
+
+long session__callers(const struct session *s, pid_t *pids, size_t cap)
+{
+	__u32 key, next;
+	void *prev = NULL;
+	long n = 0;
+
+	if (!s->skel || !s->skel->rodata->proc_meta_on)
+		return -ENOTSUP;
+	while (!bpf_map_get_next_key(s->maps.proc_meta_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if ((size_t)n < cap)
+			pids[n] = (pid_t)key;
+		n++;
+	}
+	return n;
+}
+
+void session__forget_caller(const struct session *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	if (s->skel && s->skel->rodata->proc_meta_on)
+		bpf_map_delete_elem(s->maps.proc_meta_fd, &key);
 }
 
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs)

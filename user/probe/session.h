@@ -80,6 +80,8 @@ struct session_opts {
 	 * in one counter for all functions (session__all_calls).
 	 */
 	bool start_unlinked;
+	/* Keep the processes that call a probed function (session__callers), whatever by is. */
+	bool track_callers;
 	/*
 	 * Called while session__start makes the links and session__stop
 	 * waits for them to close, every SESSION_PROGRESS_MS at most, and
@@ -275,6 +277,14 @@ int session__read_totals(struct session *s, struct session_totals *tot);
 uint64_t session__all_calls(const struct session *s);
 /* Those entries per possible CPU (*nr of them), as the last session__all_calls read them; NULL: none. */
 const __u64 *session__all_calls_cpu(const struct session *s, size_t *nr);
+/*
+ * The processes that called a probed function since the session loaded
+ * (track_callers), into pids[cap]; how many there are (more than cap: the
+ * first cap), or a negative errno. Exited ones stay until forgotten.
+ */
+long session__callers(const struct session *s, pid_t *pids, size_t cap);
+/* An exited caller out of that list. */
+void session__forget_caller(const struct session *s, pid_t pid);
 /* Time in the probe programs and their runs so far (counted while BPF stats are enabled). */
 void session__probe_runtime(const struct session *s, uint64_t *run_ns, uint64_t *runs);
 

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""dlprof-bpf agent at its default budget: a sampled function's series against
+the calls its callers counted themselves, for a caller whose pace is set by
+the clock (a server at a fixed rate, idle in between) and for one that runs
+flat out (docs/agent.md, "What a sampled="true" series holds").
+Runner and helpers: itest.py; the agent's: agent_test.py."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+from agent_test import Agent, calls, cpu_seconds, samples, steady_count, wait_value
+
+# A scrape interval, as the issue's users scrape.
+INTERVAL_S = 30
+# Sampling windows whose callers' clocks must be summed before the estimate rests on them.
+PACE_WINDOWS = 12
+
+
+def windows(log):
+    """The sampling windows closed so far (-v log; scans and cold-start batches left out)."""
+    return [l for l in re.findall(r"^.* event=window .*$", log, re.M) if "scan=" not in l and "calibration=" not in l]
+
+
+def window_stats(lines):
+    """What the windows saw: calls a second (all their calls over all their time), the factors
+    they were scaled by, the cost of a probed call they took (ns), and the callers' CPU share
+    inside the windows (their probes' taken out) as the agent last summed it."""
+    f = [dict(re.findall(r"(\w+)=(\S+)", line)) for line in lines]
+    rate = sum(float(w["calls"]) for w in f) / sum(float(w["ms"]) for w in f) * 1e3
+    return rate, [float(w["unprobed_factor"]) for w in f], float(f[-1]["call_ns"]), float(f[-1]["callers_cpu_in"])
+
+
+def uncalibrated(in_net, in_rate, out_rate, out_share, call_ns):
+    """How low the model comes out for a caller that runs flat out, from what the agent cannot
+    measure: what a probed call really costs such a caller, against the calibrated cost it takes
+    (a trap costs more once the caller's caches are cold, and its own code runs slower after it).
+    The caller's own count outside the windows gives its work a call; its CPU share inside them
+    (what the agent read, the calibrated probes' added back), over their rate, the work and the
+    real cost together."""
+    work_s = out_share / out_rate
+    in_share = in_net + in_rate * call_ns * 1e-9
+    true_s = in_share / in_rate - work_s
+    if true_s <= call_ns * 1e-9 or in_net <= 0:
+        return 0.0
+    return 1 - (in_share - in_rate * true_s) / in_net
+
+
+def interval(a, count):
+    """One scrape interval: (calls the workload made, calls the series show), each scrape
+    bracketed by two readings of the workload's own count (a scrape waits for the agent's
+    reading of its moment)."""
+    c0, t0, c0b = steady_count(count), a.metrics(), steady_count(count)
+    time.sleep(INTERVAL_S)
+    c1, t1, c1b = steady_count(count), a.metrics(), steady_count(count)
+    made = (c1 + c1b) / 2 - (c0 + c0b) / 2
+    shown = sum(calls(t1, "dlt_test_je", s) - calls(t0, "dlt_test_je", s) for s in (False, True))
+    errors = [v for lbl, v in samples(t1, "dlprof_sampled_relative_error").items() if "dlt_test_je" in lbl]
+    check(len(errors) == 1, f"no relative error of the sampled series: {t1}")
+    return made, shown, errors[0]
+
+
+def estimate_case(driver_args, what, flat_out):
+    with tempfile.TemporaryDirectory() as tmp, Agent(["--lib", LIB, "--func", "dlt_test_je", "-v"]) as a:
+        a.wait_ready()
+        count = os.path.join(tmp, "count")
+        d = subprocess.Popen([DRIVER] + driver_args + [count])
+        try:
+            # The states the estimate needs, however long a busy machine takes to reach them: the
+            # function sampled, its sampled series up, and windows enough for the callers' clocks.
+            wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
+                       calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=60)
+            n0 = len(windows(a.text()))
+            deadline = time.time() + 120
+            while len(windows(a.text())) < n0 + PACE_WINDOWS:
+                check(time.time() < deadline and d.poll() is None, f"too few windows: {a.text()[-3000:]}")
+                time.sleep(0.5)
+            w0, cpu0 = time.time(), cpu_seconds(d.pid)
+            n1 = len(windows(a.text()))
+            made, shown, rel_error = interval(a, count)
+            share = (cpu_seconds(d.pid) - cpu0) / (time.time() - w0)
+            n2 = len(windows(a.text()))
+        finally:
+            d.kill()
+            d.wait()
+        rate, factors, call_ns, in_net = window_stats(windows(a.text())[n1:n2])
+        # The model's bound: 5%, three times the error the agent gives the series (its windows' spread:
+        # a busy machine moves a caller's pace from one window to the next), and for a caller that runs
+        # flat out, the error of the calibrated cost.
+        unseen = uncalibrated(in_net, rate, made / INTERVAL_S, share, call_ns) if flat_out else 0.0
+        bound = 0.05 + 3 * rel_error + unseen
+        print(f"{what}: the workload made {made:,.0f} calls in {INTERVAL_S} s ({made / INTERVAL_S:,.0f}/s, "
+              f"{share:.0%} of a CPU), the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%); "
+              f"{n2 - n1} windows saw {rate:,.0f} calls/s, factors {min(factors):.2f}-{max(factors):.2f}, "
+              f"call_ns {call_ns:.0f}; relative error {rel_error:.1%}, "
+              f"cost beyond the calibration {unseen:.1%}, bound {bound:.1%}")
+        check(made > 0 and abs(shown / made - 1) <= bound,
+              f"{what}: series {shown:.0f} against {made:.0f} calls: {a.text()[-3000:]}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
+@modes("session")
+def test_agent_paced_caller_estimate():
+    """20,000 calls a second, 10 us of the caller's own work each, idle in between: the
+    probes take the time it would have waited, not its calls; the series within 5%."""
+    estimate_case(["paced", "20000", "10"], "paced", False)
+
+
+@modes("session")
+def test_agent_cpu_bound_caller_estimate():
+    """A caller that runs flat out, 25 us of its own work a call: the probes take their
+    share of its calls; the series within 5%."""
+    estimate_case(["steady-us", "25"], "cpu-bound", True)
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
