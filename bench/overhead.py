@@ -9,11 +9,13 @@ medians of --runs runs.
                            [--events none --events page-faults,context-switches ...]
                            [--record]   (also trace mode, writing a trace to a temp dir)
                            [--baseline build-old ...]  (also that build's profiler, interleaved)
+                           [--by function --by caller ...]  (each --by key, interleaved)
 
 Prints, per function and event set: ns/call without and with probes, the
 added ns per call, and the ratio probed/unprobed; with --baseline, each
 baseline's in-program time over the measured build's ("x base": below 1.0
-the measured build costs less).
+the measured build costs less); with --by, each key's in-program time over
+the first key's, the median of the runs' ratios.
 """
 import argparse
 import json
@@ -63,6 +65,19 @@ def print_ratios(fn, profilers, event_sets, modes, inbpf):
                 print(f"{fn:<16} {m:<10} {ev:<58} bpf new/{label}: {new:.1f}/{old:.1f} = {new / old:.2f}x {label}")
 
 
+def print_by_ratios(fn, keys, event_sets, modes, inbpf):
+    """Each --by key's in-program time over the first key's: the median of the runs' ratios."""
+    for m in sorted({m.split("+")[0] for m in modes}):
+        for ev in event_sets:
+            first = inbpf[(f"{m}+{keys[0]}", ev)]
+            for k in keys[1:]:
+                vals = inbpf[(f"{m}+{k}", ev)]
+                ratios = sorted(v / f for v, f in zip(vals, first))
+                print(f"{fn:<16} {m:<10} {ev:<58} bpf --by {k}/{keys[0]}: {statistics.median(vals):.1f}/"
+                      f"{statistics.median(first):.1f}, median ratio {statistics.median(ratios):.3f}x "
+                      f"(runs {ratios[0]:.2f}-{ratios[-1]:.2f})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
@@ -76,6 +91,8 @@ def main():
     ap.add_argument("--baseline", action="append",
                     help="another build directory (or a dlprof-bpf binary) whose profiler runs interleaved with "
                     "--build's (the workload is --build's), to compare versions in one invocation; repeatable")
+    ap.add_argument("--by", action="append",
+                    help="a --by key; repeat to compare keys, interleaved (the first is the reference)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("overhead.py: needs root (it loads BPF programs)")
@@ -92,6 +109,8 @@ def main():
         profilers[label] = b if os.path.isfile(b) else os.path.join(b, "user", "dlprof-bpf")
     if a.baseline:
         modes = [f"{m}/{b}" for m in modes for b in profilers]
+    if a.by:
+        modes = [f"{m}+{k}" for m in modes for k in a.by]
     tmp = tempfile.mkdtemp(prefix="dlprof-bench-")
     # The kernel times BPF programs only while this is on; the profiler reports it in its JSON.
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
@@ -109,9 +128,11 @@ def main():
             for run in range(a.runs):
                 base.append(ns_per_call([bench, fn, str(a.calls)]))
                 for m, ev in probed:
-                    head = [profilers[m.split("/")[1]] if a.baseline else dlprof]
+                    head = [profilers[m.split("+")[0].split("/")[1]] if a.baseline else dlprof]
                     if m.startswith("record"):
                         head += ["record", "-o", os.path.join(tmp, f"t{run}-{len(probed[(m, ev)])}-{ev}")]
+                    if "+" in m:
+                        head += ["--by", m.split("+")[1]]
                     wall, bpf = probed_run(head + ["--json", "--attach", a.attach, "-e", ev, "--lib", lib,
                                                    "--func", fn, "--", bench, fn, str(a.calls)], a.calls)
                     probed[(m, ev)].append(wall)
@@ -123,8 +144,10 @@ def main():
                 p = statistics.median(vals)
                 k = statistics.median(inbpf[(m, ev)])
                 print(f"{fn:<16} {m:<10} {ev:<58} {b:>8.1f} {p:>8.1f} {p - b:>8.1f} {p / b:>7.1f} {k:>7.1f}")
-            if a.baseline:
+            if a.baseline and not a.by:
                 print_ratios(fn, profilers, event_sets, modes, inbpf)
+            if a.by and len(a.by) > 1:
+                print_by_ratios(fn, a.by, event_sets, modes, inbpf)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:

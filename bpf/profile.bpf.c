@@ -71,6 +71,13 @@ const volatile __u32 has_bpf_loop = 0;
  * verifier prunes every group path, so the default costs nothing more.
  */
 const volatile __u32 group_by = DLPROF_BY_FUNCTION;
+/*
+ * --by caller: take the mapping of each new return address with
+ * bpf_find_vma() (kernel 5.17, commit 7c7e3d31e785 "bpf: Introduce helper
+ * bpf_find_vma"). 0 on a kernel without it: the verifier prunes the call,
+ * and userspace reads /proc/PID/maps instead, while the process lives.
+ */
+const volatile __u32 caller_vma = 0;
 /* Keep each process's name and cgroup in proc_meta at first sight (record, --by process). */
 const volatile __u32 proc_meta_on = 0;
 /*
@@ -204,6 +211,14 @@ struct {
 	__type(value, struct cgroup_meta);
 } cgroup_meta SEC(".maps");
 
+/* Where each return address was mapped at first sight (--by caller). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct caller_site);
+	__type(value, struct caller_meta);
+} caller_meta SEC(".maps");
+
 /*
  * Zeroes to create entries from: a group's stats and a cgroup's path are
  * larger than the 512-byte BPF stack. Never written.
@@ -232,7 +247,7 @@ struct frame {
 	__u64 sp;		/* user %sp at entry: points at the return address */
 	__u32 func_id;
 	__u32 flags;		/* enum call_flags gathered at entry */
-	__u64 group;		/* --by: the call's group at entry, where its return is counted too */
+	__u64 group;		/* --by: the call's group at entry, where its return is counted too; by caller, set at the return */
 	__u32 nested[DLPROF_PROBE_CLASSES];	/* compensate: probed calls completed inside this one */
 	__u32 cls;		/* enum dlprof_probe_class of this function's probes */
 	__u32 pad;		/* named, so a frame on the stack is all initialized, as a global function's argument must be */
@@ -296,6 +311,7 @@ static __always_inline struct frame *frame_at(struct thread_calls *tc, __u32 i)
 }
 
 static __always_inline struct dlprof_diag *get_diag(void);
+static __always_inline __u64 uretprobe_trampoline(void);
 
 /* The current thread's own count (enum dlprof_task_counter); t is the current task. */
 static __always_inline __u64 task_counter(struct task_struct *t, __u32 which)
@@ -719,6 +735,140 @@ static __always_inline void note_cgroup(__u64 id)
 	m->truncated = kn && kn_parent(kn);
 }
 
+/* What bpf_find_vma() found for a return address. */
+struct vma_seen {
+	__u64 start, pgoff, ino;
+	struct file *file;
+	__u32 dev;
+};
+
+static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_seen *v = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	v->file = f;
+	if (f) {
+		v->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	}
+	return 0;
+}
+
+/* The state of caller_path()'s walk, one bpf_loop() step per dentry or mount. */
+struct path_walk {
+	struct caller_site k;	/* the caller_meta entry being filled */
+	struct dentry *d;
+	struct mount *mnt;
+	__u32 level;
+};
+
+static long path_step(__u32 i, struct path_walk *w)
+{
+	struct caller_meta *m = bpf_map_lookup_elem(&caller_meta, &w->k);
+	/* Copied out: a CO-RE read through w would relocate w's own fields. */
+	struct dentry *d = w->d, *parent;
+	struct mount *mnt = w->mnt, *up;
+
+	if (!m)
+		return 1;
+	if (d == BPF_CORE_READ(mnt, mnt.mnt_root)) {
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (!up || up == mnt)
+			return 1;
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (!parent || parent == d)
+		return 1;
+	if (w->level >= DLPROF_CALLER_LEVELS) {
+		m->truncated = 1;
+		return 1;
+	}
+	bpf_probe_read_kernel_str(m->names[w->level & (DLPROF_CALLER_LEVELS - 1)], DLPROF_CALLER_NAME_LEN,
+				  BPF_CORE_READ(d, d_name.name));
+	m->levels = ++w->level;
+	w->d = parent;
+	return 0;
+}
+
+/*
+ * The file's path in the task's mount namespace, leaf first, as d_path()
+ * would make it (which uprobe programs may not call): the dentries up to
+ * their mount's root, then on from the mountpoint in the parent mount,
+ * until the namespace's root mount. A bpf_loop() (kernel 5.17, as
+ * bpf_find_vma()): unrolled, the walk's branches took the verifier past
+ * its limit.
+ */
+static __always_inline void caller_path(const struct caller_site *k, struct file *file)
+{
+	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
+	struct path_walk w = {
+		.k = *k,
+		.d = BPF_CORE_READ(file, f_path.dentry),
+		.mnt = (void *)vfs - bpf_core_field_offset(struct mount, mnt),
+	};
+
+	bpf_loop(2 * DLPROF_CALLER_LEVELS, path_step, &w, 0);
+}
+
+/*
+ * A return address seen for the first time: where it was mapped, into
+ * caller_meta. Global (verified once, on its own: the path's walk inlined
+ * into the entry program multiplied its paths past the verifier's limit);
+ * with caller_vma 0 the verifier prunes all of it, bpf_find_vma() too.
+ */
+__noinline int note_caller(__u32 pid, __u64 addr)
+{
+	struct caller_site k = { .pid = pid, .addr = addr };
+	struct vma_seen v = {};
+	struct caller_meta *m;
+	void *zero;
+
+	if (!caller_vma || bpf_map_lookup_elem(&caller_meta, &k) || !(zero = zero_value()))
+		return 0;
+	/* Fails when the mm's lock is taken (-EBUSY): userspace reads /proc/PID/maps then. */
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vma_found, &v, 0) || !v.file)
+		return 0;
+	if (bpf_map_update_elem(&caller_meta, &k, zero, BPF_NOEXIST))
+		return 0;
+	m = bpf_map_lookup_elem(&caller_meta, &k);
+	if (!m)
+		return 0;
+	m->vm_start = v.start;
+	m->vm_pgoff = v.pgoff;
+	m->ino = v.ino;
+	m->dev = v.dev;
+	caller_path(&k, v.file);
+	return 0;
+}
+
+/*
+ * The return address of a call probed at entry only (no return probe to
+ * read it from): at the entry probe the kernel has not yet put its
+ * trampoline in its place, and a probe moved past the entry stands where
+ * %sp has not moved. A tail call from a probed function finds the
+ * trampoline there instead (its caller's return was hijacked): it returns
+ * to that function's caller, so it is that function's caller's call.
+ */
+static __always_inline __u64 caller_of(struct pt_regs *ctx, struct thread_calls *tc)
+{
+	__u64 sp = PT_REGS_SP(ctx), ret = 0;
+	struct frame *top;
+
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
+	if (!tc || !tc->depth)
+		return ret;
+	top = frame_at(tc, tc->depth - 1);
+	if (top->sp == sp && ret == uretprobe_trampoline())
+		return top->group;
+	return ret;
+}
+
 static __always_inline __u64 current_group(void)
 {
 	if (group_by == DLPROF_BY_PROCESS)
@@ -726,21 +876,28 @@ static __always_inline __u64 current_group(void)
 	return bpf_get_current_cgroup_id();
 }
 
+/* The key's pid: only a caller's address needs its process. */
+static __always_inline __u32 group_pid(void)
+{
+	return group_by == DLPROF_BY_CALLER ? bpf_get_current_pid_tgid() >> 32 : 0;
+}
+
 static __always_inline struct group_stats *get_group(__u32 id, __u64 group)
 {
-	struct group_key k = { .func_id = id, .group = group };
+	struct group_key k = { .func_id = id, .pid = group_pid(), .group = group };
 
 	return bpf_map_lookup_elem(&group_stats, &k);
 }
 
 /*
- * An entry, counted for its (function, group): the group's entry is made
- * at its first call. A full map counts the call in group_overflow; the
- * per-function aggregates still have it.
+ * A call, counted for its (function, group) (at its entry; by caller, at
+ * its return): the group's entry is made at its first call. A full map
+ * counts the call in group_overflow (NULL); the per-function aggregates
+ * still have it.
  */
-static __always_inline void group_count_entry(__u32 id, __u64 group)
+static __always_inline struct group_stats *group_count_entry(__u32 id, __u64 group)
 {
-	struct group_key k = { .func_id = id, .group = group };
+	struct group_key k = { .func_id = id, .pid = group_pid(), .group = group };
 	struct group_stats *g = bpf_map_lookup_elem(&group_stats, &k);
 	struct dlprof_diag *d;
 	void *zero;
@@ -750,15 +907,18 @@ static __always_inline void group_count_entry(__u32 id, __u64 group)
 		err = bpf_map_update_elem(&group_stats, &k, zero, BPF_NOEXIST);
 		if (!err && group_by == DLPROF_BY_CGROUP)
 			note_cgroup(group);
+		if (!err && group_by == DLPROF_BY_CALLER)
+			note_caller(k.pid, group);
 		if (!err || err == -EEXIST)
 			g = bpf_map_lookup_elem(&group_stats, &k);
 	}
 	if (g) {
 		__sync_fetch_and_add(&g->calls, 1);
-		return;
+		return g;
 	}
 	if ((d = get_diag()))
 		__sync_fetch_and_add(&d->group_overflow, 1);
+	return NULL;
 }
 
 /* The call as a record for the trace; counted as a drop when the ringbuf is full. */
@@ -790,6 +950,7 @@ static __always_inline void emit(const struct frame *f, __u32 depth, __u32 flags
 	r->oncpu_ns = oncpu_ns;
 	for (__u32 k = 0; k < DLPROF_MAX_EVENTS; k++)
 		r->counters[k] = deltas && k < nr_events ? deltas[k] : 0;
+	r->caller = group_by == DLPROF_BY_CALLER ? f->group : 0;
 	/*
 	 * A wakeup per record would cost the probed call more than the record
 	 * itself (an irq_work and the consumer's poll per call); the consumer
@@ -821,7 +982,8 @@ __noinline int count_lost(const struct thread_calls *tc, const struct frame *f, 
 	s = get_stats(f->func_id);
 	if (s)
 		__sync_fetch_and_add(unwound ? &s->unwound : &s->unmatched, 1);
-	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
+	/* By caller, a call is grouped at its return, which this one never made. */
+	if (group_by != DLPROF_BY_FUNCTION && group_by != DLPROF_BY_CALLER && (g = get_group(f->func_id, f->group)))
 		__sync_fetch_and_add(unwound ? &g->s.unwound : &g->s.unmatched, 1);
 	emit(f, depth, f->flags | (unwound ? CALL_F_UNWOUND : CALL_F_UNMATCHED), 0, 0, NULL);
 	return 0;
@@ -900,16 +1062,23 @@ static __always_inline void note_compensation(struct func_stats *s, __u64 own, _
 	add_nonzero(&s->comp_nested[DLPROF_PROBE_STEPPED], ns);
 }
 
+/* The call's group: by caller, g, found at the return already; else its entry's. */
+static __always_inline struct group_stats *return_group(const struct frame *f, struct group_stats *g)
+{
+	if (group_by == DLPROF_BY_CALLER)
+		return g;
+	return get_group(f->func_id, f->group);
+}
+
 static __always_inline void count_return(const struct frame *f, __u32 depth, __u64 dur_ns,
-					 __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
+					 __u64 oncpu_ns, const __u64 *deltas, __u32 flags, struct group_stats *g)
 {
 	struct func_stats *s = get_stats(f->func_id);
-	struct group_stats *g;
 
 	if (s)
 		add_timed(s, dur_ns, oncpu_ns, deltas, flags);
 	/* A group that found no room at entry has the call in group_overflow already. */
-	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group)))
+	if (group_by != DLPROF_BY_FUNCTION && (g = return_group(f, g)))
 		add_timed(&g->s, dur_ns, oncpu_ns, deltas, flags);
 	emit(f, depth, flags, dur_ns, oncpu_ns, deltas);
 }
@@ -1189,11 +1358,16 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		if (calls)
 			__sync_fetch_and_add(calls, 1);
 	}
-	if (group_by != DLPROF_BY_FUNCTION) {
+	/* By caller, the return counts the call: the kernel hands it the return address. */
+	if (group_by != DLPROF_BY_FUNCTION && group_by != DLPROF_BY_CALLER) {
 		group = current_group();
 		group_count_entry(id, group);
 	}
 	if (cookie & DLPROF_COOKIE_ENTRY_ONLY) {
+		if (group_by == DLPROF_BY_CALLER) {
+			group = caller_of(ctx, tc);
+			group_count_entry(id, group);
+		}
 		/* Its return must not be hijacked (docs/live-mode.md): counted, never timed; the clock only for a record. */
 		struct frame once = { .func_id = id, .group = group, .t0 = emit_records ? bpf_ktime_get_ns() : 0 };
 
@@ -1280,7 +1454,7 @@ static __always_inline __u64 compensation_ns(__u32 cls, __u32 ne, __u32 ns, __u6
  * ran inside it.
  */
 static __always_inline void compensate_call(struct thread_calls *tc, const struct frame *f, __u64 dur_ns,
-					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags)
+					    __u64 oncpu_ns, const __u64 *deltas, __u32 flags, struct group_stats *g)
 {
 	__u32 cls = f->cls & (DLPROF_PROBE_CLASSES - 1);
 	__u32 ne = f->nested[DLPROF_PROBE_EMULATED], ns = f->nested[DLPROF_PROBE_STEPPED];
@@ -1289,7 +1463,6 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 	struct func_stats *s = get_stats(f->func_id);
 	/* The probes ran on the CPU: on-CPU time holds their cost too, and never exceeds the wall. */
 	__u64 dur_c = dur_ns - cost, oncpu_c = oncpu_ns > cost ? oncpu_ns - cost : 0;
-	struct group_stats *g;
 	struct frame *parent;
 
 	if (oncpu_c > dur_c)
@@ -1309,7 +1482,7 @@ static __always_inline void compensate_call(struct thread_calls *tc, const struc
 		add_timed(s, dur_c, oncpu_c, deltas, flags);
 		note_compensation(s, own, dur_ns - dur_c, oncpu_ns - oncpu_c, ne, ns);
 	}
-	if (group_by != DLPROF_BY_FUNCTION && (g = get_group(f->func_id, f->group))) {
+	if (group_by != DLPROF_BY_FUNCTION && (g = return_group(f, g))) {
 		add_timed(&g->s, dur_c, oncpu_c, deltas, flags);
 		note_compensation(&g->s, own, dur_ns - dur_c, oncpu_ns - oncpu_c, ne, ns);
 	}
@@ -1330,6 +1503,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 	__u32 id = (__u32)cookie;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 vals[DLPROF_MAX_EVENTS] = {}, oncpu = 0;
+	struct group_stats *g = NULL;
 	struct thread_calls *tc;
 	struct dlprof_diag *d;
 	struct frame *f;
@@ -1365,10 +1539,19 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 now, bool from_s
 		tc->active = 0;
 		tc->unwinding = UNWIND_NONE;
 	}
+	/*
+	 * By caller: the kernel set the instruction pointer to the call's
+	 * return address before running the return probes (for a tail call
+	 * from a probed function, to that function's own return address).
+	 */
+	if (group_by == DLPROF_BY_CALLER) {
+		f->group = PT_REGS_IP(ctx);
+		g = group_count_entry(f->func_id, f->group);
+	}
 	if (compensate)
-		compensate_call(tc, f, now - f->t0, oncpu - f->oncpu0, vals, flags);
+		compensate_call(tc, f, now - f->t0, oncpu - f->oncpu0, vals, flags, g);
 	else
-		count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags);
+		count_return(f, tc->depth, now - f->t0, oncpu - f->oncpu0, vals, flags, g);
 	return 0;
 orphan:
 	if ((d = get_diag()))

@@ -167,6 +167,7 @@ struct call_record {
 	__u64 dur_ns;		/* wall time from entry to return */
 	__u64 oncpu_ns;		/* time on a CPU during the call */
 	__u64 counters[DLPROF_MAX_EVENTS];	/* deltas, in the order of the recorded events */
+	__u64 caller;		/* --by caller: the call's return address in pid; 0 otherwise */
 };
 
 /*

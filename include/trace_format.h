@@ -15,10 +15,10 @@
  * including a change to struct call_record. Readers refuse other versions;
  * keys added to the metadata JSON do not bump it (readers ignore unknown keys).
  */
-#define TRACE_FORMAT_VERSION	2
+#define TRACE_FORMAT_VERSION	3
 
 /* The record layout this version stores; a test keeps it equal to sizeof. */
-#define TRACE_RECORD_SIZE	96
+#define TRACE_RECORD_SIZE	104
 
 #define TRACE_SHARD_MAGIC	"DLPSHARD"	/* 8 bytes, no NUL */
 #define TRACE_DLT_MAGIC		"DLPTRACE"

@@ -30,10 +30,11 @@
 static void test_by_names(void **state)
 {
 	(void)state;
-	for (int by = ATTR_BY_FUNCTION; by <= ATTR_BY_CGROUP; by++)
+	for (int by = ATTR_BY_FUNCTION; by <= ATTR_BY_CALLER; by++)
 		assert_int_equal(attr_by_parse(attr_by_name(by)), by);
 	assert_int_equal(attr_by_parse("thread"), -1);
-	assert_null(attr_by_name(ATTR_BY_CGROUP + 1));
+	assert_null(attr_by_name(ATTR_BY_CALLER + 1));
+	assert_non_null(strstr(attr_by_names(), "caller"));
 	assert_non_null(strstr(attr_by_names(), "container"));
 }
 
@@ -273,6 +274,44 @@ static void test_csv_groups(void **state)
 	free(out);
 }
 
+static const struct report_row caller_rows[] = {
+	{ .lib = "/lib/libssl.so.3", .func = "SSL_write", .s = { .calls = 5, .returns = 5, .total_ns = 500 },
+	  .group = { .caller = "send_reply", .caller_module = "httpd" } },
+	{ .lib = "/lib/libssl.so.3", .func = "SSL_write", .s = { .calls = 2, .returns = 2, .total_ns = 100 },
+	  .group = { .caller = "+0x1a2b", .caller_module = "libjit.so" } },
+};
+
+static void test_caller_rows(void **state)
+{
+	struct report_info info = { .attach_mode = "session", .by = ATTR_BY_CALLER };
+	const struct exporter *csv = exporter_find("csv");
+	struct json_object *doc, *funcs, *r, *v;
+	char *out = print(table, caller_rows, 2, &info);
+
+	(void)state;
+	assert_non_null(strstr(out, "CALLER     CALLER_MODULE FUNCTION"));
+	assert_non_null(strstr(out, "send_reply httpd         SSL_write"));
+	assert_non_null(strstr(out, "+0x1a2b    libjit.so     SSL_write"));
+	assert_non_null(strstr(out, "# one row per function and caller"));
+	free(out);
+	out = print(report_print_json, caller_rows, 2, &info);
+	doc = json_tokener_parse(out);
+	assert_non_null(doc);
+	assert_true(json_object_object_get_ex(doc, "functions", &funcs));
+	r = json_object_array_get_idx(funcs, 0);
+	assert_true(json_object_object_get_ex(r, "caller", &v));
+	assert_string_equal(json_object_get_string(v), "send_reply");
+	assert_true(json_object_object_get_ex(r, "caller_module", &v));
+	assert_string_equal(json_object_get_string(v), "httpd");
+	assert_false(json_object_object_get_ex(r, "pid", &v));
+	json_object_put(doc);
+	free(out);
+	out = print(csv->summary, caller_rows, 2, &info);
+	assert_non_null(strstr(out, ",caller,caller_module,bound_ns,"));
+	assert_non_null(strstr(out, ",send_reply,httpd,0,"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_table_process),
 		cmocka_unit_test(test_json_groups),
 		cmocka_unit_test(test_csv_groups),
+		cmocka_unit_test(test_caller_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

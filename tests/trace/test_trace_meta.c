@@ -43,6 +43,11 @@ static struct trace_meta *sample(void)
 	assert_int_equal(trace_meta__set_thread(m, 301, 300, "worker-1"), 0);
 	assert_int_equal(trace_meta__set_thread(m, 301, 300, "renamed"), 0);
 	m->threads_unnamed = 9;
+	assert_int_equal(trace_meta__set_caller(m, 300, 0x5555aaaa1234ull, "gzip", "main"), 0);
+	assert_int_equal(trace_meta__set_caller(m, 100, 0x7fff00001000ull, "libfoo.so", "+0x1000"), 0);
+	assert_int_equal(trace_meta__set_caller(m, 300, 0x5555aaaa0100ull, "gzip", "static_helper"), 0);
+	/* Named once: a known address keeps its first name. */
+	assert_int_equal(trace_meta__set_caller(m, 300, 0x5555aaaa1234ull, "gzip", "other"), 0);
 	assert_int_equal(trace_meta__set_nr_cpus(m, 3), 0);
 	m->cpus[1].ringbuf_drops = 5;
 	m->cpus[2].write_lost = 6;
@@ -78,6 +83,12 @@ static void test_roundtrip(void **state)
 	assert_string_equal(trace_meta__find_thread(p, 300, 301)->comm, "renamed");
 	assert_string_equal(trace_meta__find_thread(p, 300, 302)->comm, "worker-2");
 	assert_null(trace_meta__find_thread(p, 100, 302));	/* a tid is named only in its own process */
+	assert_int_equal(p->nr_callers, 3);
+	assert_int_equal(p->callers[0].pid, 100);
+	assert_int_equal(p->callers[1].addr, 0x5555aaaa0100ull);
+	assert_string_equal(trace_meta__find_caller(p, 300, 0x5555aaaa1234ull)->symbol, "main");
+	assert_string_equal(trace_meta__find_caller(p, 100, 0x7fff00001000ull)->module, "libfoo.so");
+	assert_null(trace_meta__find_caller(p, 100, 0x5555aaaa1234ull));	/* an address is its process's */
 	assert_int_equal(p->threads_unnamed, 9);
 	assert_int_equal(p->realtime_offset_ns, -42);
 	assert_int_equal(trace_meta__drops(p), 5);
@@ -209,13 +220,13 @@ static int parse_edited(const char *from, const char *to, char *err, size_t err_
 static void test_corrupt(void **state)
 {
 	static const struct { const char *from, *to, *why; } cases[] = {
-		{ "\"format_version\": 2", "\"format_version\": 1", "format version 1" },
-		{ "\"format_version\": 2", "\"format_version\": \"2\"", "not int" },
+		{ "\"format_version\": 3", "\"format_version\": 1", "format version 1" },
+		{ "\"format_version\": 3", "\"format_version\": \"3\"", "not int" },
 		{ "\"recording_id\": \"", "\"recording_id\": \"x", "16 hex digits" },
 		{ "\"recording_id\"", "\"recording\"", "no \"recording_id\"" },
 		{ "\"blocks\"", "\"block\"", "no \"blocks\"" },
 		{ "\"records\": 0", "\"records\": -1", "negative" },
-		{ "\"record_size\": 96", "\"record_size\": 64", "record size 64" },
+		{ "\"record_size\": 104", "\"record_size\": 64", "record size 64" },
 		{ "\"clock\"", "\"clocks\"", "no \"clock\"" },
 		{ "\"monotonic_start_ns\": 123456789012", "\"monotonic_start_ns\": -1", "negative" },
 		{ "\"id\": 1", "\"id\": 5", "has id 5" },

@@ -31,6 +31,12 @@ static void export_call_of(struct dumper *d, const struct call_record *r, struct
 	};
 	for (__u32 k = 0; k < d->m->nr_events; k++)
 		c->counters[k] = r->counters[k];
+	if (r->caller) {
+		const struct trace_caller *tc = trace_meta__find_caller(d->m, r->pid, r->caller);
+
+		c->caller = tc ? tc->symbol : "?";
+		c->caller_module = tc ? tc->module : "?";
+	}
 	if (r->func_id < d->m->nr_funcs) {
 		c->lib = d->m->funcs[r->func_id].lib;
 		c->func = d->demangled[r->func_id] ?: d->m->funcs[r->func_id].symbol;

@@ -430,7 +430,7 @@ static const struct cli_option options[] = {
 	{ CLI_LIST, "pid", 'p', "PID", "find the libraries as the running process PID sees them (its maps, its mount namespace)", on_pid, 0 },
 	{ CLI_PROBING, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROBING, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
-	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container or cgroup; keyed in the kernel (docs/containers.md); report: function or process", on_by, 0 },
+	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup or caller (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process or caller", on_by, 0 },
 	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
 	{ CLI_TARGET, "boundary", 0, NULL, "time the calls that enter the libraries from outside: only the functions the target's other modules import, not those a library only calls itself (docs/live-mode.md#boundary-mode)", NULL, FLAG(boundary) },
 	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },

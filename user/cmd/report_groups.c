@@ -29,9 +29,51 @@ static int grow(struct report_groups *g)
 	return 0;
 }
 
+static bool same_name(const struct trace_caller *a, const struct trace_caller *b)
+{
+	return !strcmp(a->module, b->module) && !strcmp(a->symbol, b->symbol);
+}
+
+/* Each caller entry's first entry of the same name (the metadata is fixed while a report reads it). */
+static int name_callers(struct report_groups *g, const struct trace_meta *m)
+{
+	g->caller_name = malloc((m->nr_callers ? m->nr_callers : 1) * sizeof(*g->caller_name));
+	if (!g->caller_name)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_callers; i++) {
+		size_t j = 0;
+
+		while (j < i && !same_name(&m->callers[j], &m->callers[i]))
+			j++;
+		g->caller_name[i] = j < i ? g->caller_name[j] : i;
+	}
+	return 0;
+}
+
+/*
+ * The key's upper half: the process, or the caller's name (nr_callers: an
+ * address the metadata does not name; nr_callers + 1: a call that never
+ * returned, whose return address the kernel never handed over).
+ */
+static int group_of(struct report_groups *g, const struct trace_meta *m, const struct call_record *r, __u32 *group)
+{
+	const struct trace_caller *c;
+
+	if (!g->by_caller) {
+		*group = r->pid;
+		return 0;
+	}
+	if (!g->caller_name && name_callers(g, m))
+		return -ENOMEM;
+	c = trace_meta__find_caller(m, r->pid, r->caller);
+	*group = (__u32)(c ? g->caller_name[c - m->callers] : m->nr_callers + !r->caller);
+	return 0;
+}
+
 int report_groups__add(struct report_groups *g, const struct trace_meta *m, const struct call_record *r)
 {
-	__u64 key = (__u64)r->pid << 32 | r->func_id;
+	__u64 key;
+	__u32 group;
 	struct call_record one = *r;
 	struct trace_agg view;
 	size_t i;
@@ -40,6 +82,9 @@ int report_groups__add(struct report_groups *g, const struct trace_meta *m, cons
 		g->unknown_func++;
 		return 0;
 	}
+	if (group_of(g, m, r, &group))
+		return -ENOMEM;
+	key = (__u64)group << 32 | r->func_id;
 	if (u64_map_get(&g->index, key, &i)) {
 		if (g->n == g->cap && grow(g))
 			return -ENOMEM;
@@ -48,7 +93,7 @@ int report_groups__add(struct report_groups *g, const struct trace_meta *m, cons
 			return -ENOMEM;
 		memset(&g->stats[i], 0, sizeof(g->stats[i]));
 		g->calls[i] = 0;
-		g->pids[i] = r->pid;
+		g->pids[i] = group;
 		g->funcs[i] = r->func_id;
 		g->n++;
 	}
@@ -73,9 +118,18 @@ int report_groups__rows(const struct report_groups *g, const struct trace_meta *
 		out[i].lib = m->funcs[f].lib;
 		out[i].func = names[f] ?: m->funcs[f].symbol;
 		out[i].mangled = names[f] ? m->funcs[f].symbol : NULL;
-		out[i].group.pid = g->pids[i];
-		out[i].group.comm = p ? p->comm : NULL;
-		out[i].group.cgroup_id = p ? p->cgroup_id : 0;
+		if (g->by_caller) {
+			const struct trace_caller *c = g->pids[i] < m->nr_callers ? &m->callers[g->pids[i]] : NULL;
+
+			bool unattributed = g->pids[i] == m->nr_callers + 1;
+
+			out[i].group.caller = c ? c->symbol : unattributed ? "(unattributed)" : "?";
+			out[i].group.caller_module = c ? c->module : unattributed ? "-" : "?";
+		} else {
+			out[i].group.pid = g->pids[i];
+			out[i].group.comm = p ? p->comm : NULL;
+			out[i].group.cgroup_id = p ? p->cgroup_id : 0;
+		}
 		func_summary_build(&out[i].s, &g->stats[i], g->calls[i]);
 	}
 	*rows = out;
@@ -90,5 +144,6 @@ void report_groups__fini(struct report_groups *g)
 	free(g->calls);
 	free(g->pids);
 	free(g->funcs);
+	free(g->caller_name);
 	memset(g, 0, sizeof(*g));
 }

@@ -9,6 +9,7 @@ static const char *const by_names[] = {
 	[ATTR_BY_PROCESS] = "process",
 	[ATTR_BY_CONTAINER] = "container",
 	[ATTR_BY_CGROUP] = "cgroup",
+	[ATTR_BY_CALLER] = "caller",
 };
 
 #define NR_BY (sizeof(by_names) / sizeof(by_names[0]))
@@ -28,5 +29,5 @@ int attr_by_parse(const char *name)
 
 const char *attr_by_names(void)
 {
-	return "function, process, container, cgroup";
+	return "function, process, container, cgroup, caller";
 }

@@ -10,6 +10,7 @@ enum attr_by {
 	ATTR_BY_PROCESS,	/* per function and process (tgid) */
 	ATTR_BY_CONTAINER,	/* per function and container (its cgroups merged; the host's processes in one row) */
 	ATTR_BY_CGROUP,		/* per function and cgroup v2 */
+	ATTR_BY_CALLER,		/* per function and calling function (docs/callers.md) */
 };
 
 /* The group of a row; fields that do not apply to its enum attr_by are 0/NULL. */
@@ -20,6 +21,8 @@ struct attr_group {
 	const char *cgroup;		/* cgroup, container: the path under the cgroup2 mount; NULL: unknown */
 	const char *container_id;	/* cgroup, container: the full id; NULL: not in a container */
 	const char *container;		/* its name where the runtime's metadata says, else the short id */
+	const char *caller;		/* caller: the calling function, or "+0x<offset>" in caller_module */
+	const char *caller_module;	/* caller: the file holding the call (base name); "?": unknown */
 };
 
 /* "function", "process", ... for by; NULL when out of range. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Folded stacks ("proc;thread;outer;inner N", what flamegraph.pl and
- * speedscope read): each thread's nesting rebuilt from the calls' depth and
+ * speedscope read; "proc;thread;caller;outer;inner N" for a trace recorded
+ * --by caller): each thread's nesting rebuilt from the calls' depth and
  * entry time, each stack's self weight summed over its calls. Kept: one
  * entry per distinct stack and the open frames of each thread, never the
  * calls. docs/export-folded.md.
@@ -170,6 +171,9 @@ void folded_record(FILE *out, const struct export_head *h, const struct export_c
 	if (ARRAY_RESERVE(st->scratch, st->scratch_cap, len + 1))
 		goto nomem;
 	memcpy(st->scratch, st->stacks[idx].key, len);
+	/* Recorded --by caller: an outermost call stands on its caller's frame ("caller;function"). */
+	if (!parent && c->caller && scratch_add(st, &len, c->caller))
+		goto nomem;
 	if (scratch_add(st, &len, c->func) || (id = stack_of(st, st->scratch, len)) < 0)
 		goto nomem;
 	st->stacks[id].self += w;

@@ -99,6 +99,12 @@ static void call_args(FILE *out, const struct export_head *h, const struct expor
 	fputs(",\"args\":{\"lib\":", out);
 	export_json_string(out, c->lib);
 	fprintf(out, ",\"depth\":%u,\"cpu\":%u", c->depth, c->cpu);
+	if (c->caller) {
+		fputs(",\"caller\":", out);
+		export_json_string(out, c->caller);
+		fputs(",\"caller_module\":", out);
+		export_json_string(out, c->caller_module);
+	}
 	if (flag) {
 		fprintf(out, ",\"flag\":\"%s\"}}", flag);
 		return;

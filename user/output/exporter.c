@@ -100,7 +100,12 @@ static void text_record(FILE *out, const struct export_head *h, const struct exp
 /* --by: the group's columns, after the others (empty: unknown, or the host's no container). */
 static void csv_group(FILE *out, const struct attr_group *g, enum attr_by by)
 {
-	if (by == ATTR_BY_PROCESS) {
+	if (by == ATTR_BY_CALLER) {
+		fputc(',', out);
+		csv_field(out, g->caller ? g->caller : "");
+		fputc(',', out);
+		csv_field(out, g->caller_module ? g->caller_module : "");
+	} else if (by == ATTR_BY_PROCESS) {
 		fprintf(out, ",%u,", g->pid);
 		csv_field(out, g->comm ? g->comm : "");
 		fprintf(out, ",%" PRIu64, g->cgroup_id);
@@ -122,7 +127,9 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 		fputc(',', out);
 		csv_field(out, info->events[k]);
 	}
-	if (info->by == ATTR_BY_PROCESS)
+	if (info->by == ATTR_BY_CALLER)
+		fputs(",caller,caller_module", out);
+	else if (info->by == ATTR_BY_PROCESS)
 		fputs(",pid,comm,cgroup_id", out);
 	else if (info->by != ATTR_BY_FUNCTION)
 		fputs(",container_id,container,cgroup,cgroup_id", out);

@@ -74,6 +74,8 @@ struct export_call {
 	uint32_t pid, tid, cpu, depth;
 	const char *lib;		/* "" when unknown */
 	const char *func;
+	/* Recorded --by caller: the calling function and its file (docs/callers.md); NULL otherwise. */
+	const char *caller, *caller_module;
 	uint64_t counters[EXPORT_MAX_COUNTERS];
 	bool unmatched, entry_only, unwound, scaled;
 };

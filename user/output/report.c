@@ -297,7 +297,7 @@ static void print_name(FILE *out, const struct report_row *rows, size_t i, struc
 
 /* The group columns' widths (0: the column is not shown). */
 struct group_cols {
-	int comm, container, cgroup;
+	int comm, container, cgroup, caller, module;
 };
 
 static int cgroup_width(const char *path, bool wide)
@@ -317,6 +317,19 @@ static struct group_cols group_widths(const struct report_row *rows, size_t n, c
 		w.container = 9;
 		w.cgroup = 6;
 	}
+	if (info->by == ATTR_BY_CALLER) {
+		w.caller = 6;
+		w.module = 13;
+	}
+	for (size_t i = 0; i < n && w.caller; i++) {
+		const struct attr_group *g = &rows[i].group;
+		int c = g->caller ? (int)strlen(g->caller) : 1, m = g->caller_module ? (int)strlen(g->caller_module) : 1;
+
+		if (!rows[i].s.calls)
+			continue;
+		w.caller = c > w.caller ? c : w.caller;
+		w.module = m > w.module ? m : w.module;
+	}
 	for (size_t i = 0; i < n && w.container; i++) {
 		const struct attr_group *g = &rows[i].group;
 		int c = g->container ? (int)strlen(g->container) : 1, p = cgroup_width(g->cgroup, info->wide);
@@ -335,6 +348,8 @@ static void print_group_head(FILE *out, const struct report_info *info, struct g
 		fprintf(out, "%7s %-*s ", "PID", w.comm, "COMM");
 	else if (w.container)
 		fprintf(out, "%-*s %-*s ", w.container, "CONTAINER", w.cgroup, "CGROUP");
+	else if (w.caller)
+		fprintf(out, "%-*s %-*s ", w.caller, "CALLER", w.module, "CALLER_MODULE");
 }
 
 /* A row's group: "-" for what is unknown or not there (the host has no container). */
@@ -346,6 +361,11 @@ static void print_group(FILE *out, const struct attr_group *g, const struct repo
 
 	if (info->by == ATTR_BY_PROCESS) {
 		fprintf(out, "%7u %-*s ", g->pid, w.comm, g->comm && *g->comm ? g->comm : "-");
+		return;
+	}
+	if (w.caller) {
+		fprintf(out, "%-*s %-*s ", w.caller, g->caller ? g->caller : "-", w.module,
+			g->caller_module ? g->caller_module : "-");
 		return;
 	}
 	if (!w.container)
@@ -659,6 +679,10 @@ static int add_group(struct json_object *o, const struct attr_group *g, enum att
 		err |= json_object_object_add(o, "cgroup", str_or_null(g->cgroup));
 		err |= json_object_object_add(o, "container_id", str_or_null(g->container_id));
 		err |= json_object_object_add(o, "container", str_or_null(g->container));
+		break;
+	case ATTR_BY_CALLER:
+		err |= json_object_object_add(o, "caller", str_or_null(g->caller));
+		err |= json_object_object_add(o, "caller_module", str_or_null(g->caller_module));
 		break;
 	}
 	return err;

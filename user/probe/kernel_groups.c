@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "probe/caller_names.h"
 #include "probe/cgroup_target.h"
 #include "probe/kernel_groups.h"
 #include "stats_settle.h"
@@ -14,7 +15,8 @@
 
 /* What a group is called, found once per group and kept for the session. */
 struct group_name {
-	uint64_t key;			/* tgid or cgroup id */
+	uint32_t pid;			/* caller: the process of the return address; 0 otherwise */
+	uint64_t key;			/* tgid, cgroup id or return address */
 	struct attr_group g;		/* its strings owned here */
 };
 
@@ -22,10 +24,12 @@ struct kernel_groups {
 	enum attr_by by;
 	struct container_roots roots;
 	bool default_roots;
+	struct caller_names *callers;	/* caller: the files' symbols, read once */
 	struct group_name *names;
 	size_t nr_names, cap_names;
 	struct func_profile *rows;
 	struct func_stats *stats;	/* per row, while rows are merged */
+	uint64_t *grouped;		/* caller: per function, the calls its rows hold */
 	size_t nr_rows, cap_rows;
 };
 
@@ -79,10 +83,10 @@ bool cgroup_path_container(const char *path, char *id, size_t id_sz, size_t *end
 	return false;
 }
 
-static struct group_name *find_name(struct kernel_groups *kg, uint64_t key)
+static struct group_name *find_name(struct kernel_groups *kg, uint32_t pid, uint64_t key)
 {
 	for (size_t i = 0; i < kg->nr_names; i++)
-		if (kg->names[i].key == key)
+		if (kg->names[i].key == key && kg->names[i].pid == pid)
 			return &kg->names[i];
 	return NULL;
 }
@@ -126,9 +130,31 @@ static int name_cgroup(struct kernel_groups *kg, const struct kernel_maps *km, _
 	return g->cgroup ? 0 : -ENOMEM;
 }
 
-static const struct attr_group *group_of(struct kernel_groups *kg, const struct kernel_maps *km, __u64 key)
+/* A caller from where its return address was mapped at first sight. */
+static int name_caller(struct kernel_groups *kg, const struct kernel_maps *km, __u32 pid, __u64 addr,
+		       struct attr_group *g)
 {
-	struct group_name *n = find_name(kg, key), *grown;
+	if (!kg->callers && !(kg->callers = caller_names__new()))
+		return -ENOMEM;
+	g->pid = pid;
+	return caller_names__name(kg->callers, km->caller_meta_fd, pid, addr, (char **)&g->caller_module,
+				  (char **)&g->caller);
+}
+
+static int name_group(struct kernel_groups *kg, const struct kernel_maps *km, __u32 pid, __u64 key,
+		      struct attr_group *g)
+{
+	if (kg->by == ATTR_BY_PROCESS)
+		return name_process(km, (__u32)key, g);
+	if (kg->by == ATTR_BY_CALLER)
+		return name_caller(kg, km, pid, key, g);
+	return name_cgroup(kg, km, key, g);
+}
+
+static const struct attr_group *group_of(struct kernel_groups *kg, const struct kernel_maps *km, __u32 pid,
+					 __u64 key)
+{
+	struct group_name *n = find_name(kg, pid, key), *grown;
 	int err;
 
 	if (n)
@@ -144,8 +170,9 @@ static const struct attr_group *group_of(struct kernel_groups *kg, const struct 
 	}
 	n = &kg->names[kg->nr_names];
 	memset(n, 0, sizeof(*n));
+	n->pid = pid;
 	n->key = key;
-	err = kg->by == ATTR_BY_PROCESS ? name_process(km, (__u32)key, &n->g) : name_cgroup(kg, km, key, &n->g);
+	err = name_group(kg, km, pid, key, &n->g);
 	kg->nr_names++;
 	return err ? NULL : &n->g;
 }
@@ -162,10 +189,12 @@ static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, con
 	const struct probe_func *f = &t->funcs[func_id];
 	struct func_profile *r;
 
-	for (size_t i = 0; kg->by == ATTR_BY_CONTAINER && i < kg->nr_rows; i++) {
+	/* By container, and by caller (all its call sites, in every process), rows are merged. */
+	for (size_t i = 0; (kg->by == ATTR_BY_CONTAINER || kg->by == ATTR_BY_CALLER) && i < kg->nr_rows; i++) {
 		r = &kg->rows[i];
 		if (r->func == (f->demangled ?: f->name) && r->lib == t->libs[f->lib].file->display &&
-		    same_str(r->group.container_id, g->container_id)) {
+		    same_str(r->group.container_id, g->container_id) && same_str(r->group.caller, g->caller) &&
+		    same_str(r->group.caller_module, g->caller_module)) {
 			*stats = &kg->stats[i];
 			return r;
 		}
@@ -194,6 +223,8 @@ static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, con
 	r->entry_only = f->entry_only;
 	r->stepped = f->stepped;
 	r->group = *g;
+	if (kg->by == ATTR_BY_CALLER)
+		r->group.pid = 0;	/* a caller's row holds every process's calls */
 	if (kg->by == ATTR_BY_CONTAINER && !g->container_id)
 		r->group.cgroup = NULL;	/* the host: many cgroups, one row */
 	return r;
@@ -208,7 +239,7 @@ static int add_group(struct kernel_groups *kg, const struct kernel_maps *km, con
 
 	if (key->func_id >= t->nr_funcs)
 		return 0;
-	g = group_of(kg, km, key->group);
+	g = group_of(kg, km, key->pid, key->group);
 	if (!g)
 		return -ENOMEM;
 	r = row_for(kg, key->func_id, t, g, &st);
@@ -216,8 +247,40 @@ static int add_group(struct kernel_groups *kg, const struct kernel_maps *km, con
 		return -ENOMEM;
 	/* calls stand in s.calls until the summary is built. */
 	r->s.calls += gs->calls;
+	if (kg->grouped)
+		kg->grouped[key->func_id] += gs->calls;
 	func_stats_merge(st, &gs->s);
 	return 0;
+}
+
+/*
+ * By caller a call is grouped at its return, where the kernel hands over
+ * the return address: calls that made none (left by longjmp, still
+ * running, their thread gone) and those the full table could not hold are
+ * the rest of their function's count, in one row per function.
+ */
+static int add_unattributed(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t)
+{
+	static const struct attr_group rest = { .caller = "(unattributed)", .caller_module = "-" };
+	uint64_t *calls = calloc(t->nr_funcs ? t->nr_funcs : 1, sizeof(*calls));
+	struct func_stats *st;
+	struct func_profile *r;
+	int err;
+
+	if (!calls)
+		return -ENOMEM;
+	err = kernel_calls_read(km, t->nr_funcs, calls);
+	for (size_t f = 0; !err && f < t->nr_funcs; f++) {
+		if (calls[f] <= kg->grouped[f])
+			continue;
+		r = row_for(kg, (__u32)f, t, &rest, &st);
+		if (!r)
+			err = -ENOMEM;
+		else
+			r->s.calls += calls[f] - kg->grouped[f];
+	}
+	free(calls);
+	return err;
 }
 
 int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
@@ -229,6 +292,12 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 	int err = 0;
 
 	kg->nr_rows = 0;
+	if (kg->by == ATTR_BY_CALLER) {
+		free(kg->grouped);
+		kg->grouped = calloc(t->nr_funcs ? t->nr_funcs : 1, sizeof(*kg->grouped));
+		if (!kg->grouped)
+			return -ENOMEM;
+	}
 	gs = malloc(sizeof(*gs));
 	if (!gs)
 		return -ENOMEM;
@@ -242,6 +311,8 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 		err = add_group(kg, km, t, &key, gs);
 	}
 	free(gs);
+	if (!err && kg->grouped)
+		err = add_unattributed(kg, km, t);
 	for (size_t i = 0; i < kg->nr_rows && !err; i++)
 		func_summary_build(&kg->rows[i].s, &kg->stats[i], kg->rows[i].s.calls);
 	*rows = kg->rows;
@@ -295,7 +366,7 @@ int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_
 		return -ENOENT;
 	/* Collected first: deleting while walking a hash map restarts the walk. */
 	while (!bpf_map_get_next_key(km->groups_fd, prev, &next)) {
-		const struct attr_group *g = group_of(kg, km, next.group);
+		const struct attr_group *g = group_of(kg, km, next.pid, next.group);
 
 		key = next;
 		prev = &key;
@@ -334,7 +405,11 @@ void kernel_groups__free(struct kernel_groups *kg)
 		free((char *)kg->names[i].g.cgroup);
 		free((char *)kg->names[i].g.container_id);
 		free((char *)kg->names[i].g.container);
+		free((char *)kg->names[i].g.caller);
+		free((char *)kg->names[i].g.caller_module);
 	}
+	caller_names__free(kg->callers);
+	free(kg->grouped);
 	free(kg->names);
 	free(kg->rows);
 	free(kg->stats);

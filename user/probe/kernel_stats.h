@@ -17,6 +17,7 @@ struct kernel_maps {
 	int proc_meta_fd;	/* proc_meta: each process's name and cgroup at first sight */
 	int thread_names_fd;	/* thread_names: each thread's own name (record mode) */
 	int cgroup_meta_fd;	/* cgroup_meta: each grouped cgroup's path */
+	int caller_meta_fd;	/* caller_meta: where each return address was mapped (--by caller) */
 	int all_calls_fd;	/* all_calls: every entry, of every function (a budget's front end) */
 	int prog_fds[3];	/* entry, return, session; -1: not loaded */
 };

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "attribution_maps.h"
+#include "probe/caller_names.h"
 #include "probe/kernel_stats.h"
 #include "probe/proc_info.h"
 #include "probe/recorder.h"
@@ -27,7 +28,29 @@ struct recorder {
 	uint64_t records;
 	uint64_t bad_records;		/* wrong size or type: a bug, counted rather than hidden */
 	int write_err;			/* first write error */
+	struct caller_names *callers;	/* --by caller: the files' symbols, read once */
 };
+
+/*
+ * A return address seen for the first time (--by caller): named into the
+ * metadata while the process likely still runs, from where the BPF side
+ * found it mapped. A name that cannot be made leaves the address unnamed:
+ * report shows it as unknown.
+ */
+static void note_caller(struct recorder *r, __u32 pid, __u64 addr)
+{
+	struct trace_meta *m = trace_writer__meta(r->writer);
+	char *module = NULL, *symbol = NULL;
+
+	if (trace_meta__find_caller(m, pid, addr))
+		return;
+	if (!r->callers && !(r->callers = caller_names__new()))
+		return;
+	if (!caller_names__name(r->callers, r->maps.caller_meta_fd, pid, addr, &module, &symbol))
+		trace_meta__set_caller(m, pid, addr, module, symbol);
+	free(module);
+	free(symbol);
+}
 
 /*
  * A process seen for the first time: its name and cgroup into the
@@ -88,6 +111,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	note_process(r, rec->pid);
+	if (rec->caller)
+		note_caller(r, rec->pid, rec->caller);
 	err = trace_writer__add(r->writer, rec);
 	if (err && !r->write_err)
 		r->write_err = err;
@@ -239,5 +264,6 @@ void recorder__free(struct recorder *r)
 	ring_buffer__free(r->rb);
 	trace_writer__free(r->writer);
 	free(r->diag);
+	caller_names__free(r->callers);
 	free(r);
 }

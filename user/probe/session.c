@@ -228,6 +228,7 @@ static void note_maps(struct session *s)
 		.proc_meta_fd = bpf_map__fd(k->maps.proc_meta),
 		.thread_names_fd = bpf_map__fd(k->maps.thread_names),
 		.cgroup_meta_fd = bpf_map__fd(k->maps.cgroup_meta),
+		.caller_meta_fd = bpf_map__fd(k->maps.caller_meta),
 		.all_calls_fd = bpf_map__fd(k->maps.all_calls),
 		.prog_fds = { bpf_program__fd(k->progs.dlprof_entry), bpf_program__fd(k->progs.dlprof_return),
 			      bpf_program__fd(k->progs.dlprof_session) },
@@ -265,6 +266,7 @@ static int setup_attribution(struct session *s, bool record)
 		[ATTR_BY_PROCESS] = DLPROF_BY_PROCESS,
 		[ATTR_BY_CONTAINER] = DLPROF_BY_CGROUP,	/* a container's cgroups merged in userspace */
 		[ATTR_BY_CGROUP] = DLPROF_BY_CGROUP,
+		[ATTR_BY_CALLER] = DLPROF_BY_CALLER,
 	};
 	struct profile_bpf *k = s->skel;
 	__u32 by = kernel_by[s->opts.by];
@@ -276,6 +278,10 @@ static int setup_attribution(struct session *s, bool record)
 		err = bpf_map__set_max_entries(k->maps.group_stats, DLPROF_MAX_GROUPS);
 	if (!err && by == DLPROF_BY_CGROUP)
 		err = bpf_map__set_max_entries(k->maps.cgroup_meta, DLPROF_MAX_GROUPS);
+	if (!err && by == DLPROF_BY_CALLER) {
+		err = bpf_map__set_max_entries(k->maps.caller_meta, DLPROF_MAX_GROUPS);
+		k->rodata->caller_vma = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) == 1;
+	}
 	if (!err && k->rodata->proc_meta_on)
 		err = bpf_map__set_max_entries(k->maps.proc_meta, DLPROF_MAX_PROCS);
 	if (!err && record)

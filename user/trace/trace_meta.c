@@ -49,6 +49,11 @@ void trace_meta__free(struct trace_meta *m)
 	for (size_t i = 0; i < m->nr_threads; i++)
 		free(m->threads[i].comm);
 	free(m->threads);
+	for (size_t i = 0; i < m->nr_callers; i++) {
+		free(m->callers[i].module);
+		free(m->callers[i].symbol);
+	}
+	free(m->callers);
 	free(m->funcs);
 	free(m->procs);
 	free(m->cpus);
@@ -189,6 +194,42 @@ int trace_meta__set_thread(struct trace_meta *m, __u32 tid, __u32 pid, const cha
 	return 0;
 }
 
+/* Index of (pid, addr) in callers, or where it would go. */
+static size_t caller_slot(const struct trace_meta *m, __u32 pid, __u64 addr)
+{
+	return PARTITION_POINT(m->nr_callers, i,
+			       m->callers[i].pid < pid || (m->callers[i].pid == pid && m->callers[i].addr < addr));
+}
+
+const struct trace_caller *trace_meta__find_caller(const struct trace_meta *m, __u32 pid, __u64 addr)
+{
+	size_t i = caller_slot(m, pid, addr);
+
+	if (i < m->nr_callers && m->callers[i].pid == pid && m->callers[i].addr == addr)
+		return &m->callers[i];
+	return NULL;
+}
+
+int trace_meta__set_caller(struct trace_meta *m, __u32 pid, __u64 addr, const char *module, const char *symbol)
+{
+	size_t i = caller_slot(m, pid, addr);
+	char *mod, *sym;
+
+	if (i < m->nr_callers && m->callers[i].pid == pid && m->callers[i].addr == addr)
+		return 0;
+	mod = strdup(module);
+	sym = strdup(symbol);
+	if (!mod || !sym || ARRAY_RESERVE(m->callers, m->cap_callers, m->nr_callers + 1)) {
+		free(mod);
+		free(sym);
+		return -ENOMEM;
+	}
+	memmove(&m->callers[i + 1], &m->callers[i], (m->nr_callers - i) * sizeof(*m->callers));
+	m->callers[i] = (struct trace_caller){ .pid = pid, .addr = addr, .module = mod, .symbol = sym };
+	m->nr_callers++;
+	return 0;
+}
+
 int trace_meta__set_nr_cpus(struct trace_meta *m, __u32 nr_cpus)
 {
 	struct trace_cpu_counts *c;
@@ -257,6 +298,9 @@ struct trace_meta *trace_meta__dup(const struct trace_meta *m)
 					      m->procs[i].cgroup_id);
 	for (size_t i = 0; i < m->nr_threads && !err; i++)
 		err = trace_meta__set_thread(d, m->threads[i].tid, m->threads[i].pid, m->threads[i].comm);
+	for (size_t i = 0; i < m->nr_callers && !err; i++)
+		err = trace_meta__set_caller(d, m->callers[i].pid, m->callers[i].addr, m->callers[i].module,
+					     m->callers[i].symbol);
 	if (!err && m->nr_cpus) {
 		err = trace_meta__set_nr_cpus(d, m->nr_cpus);
 		if (!err)
@@ -384,6 +428,27 @@ static void threads_json(const struct trace_meta *m, struct json_object *root, i
 	}
 }
 
+/* Only with callers: a trace recorded without --by caller has the key not at all. */
+static void callers_json(const struct trace_meta *m, struct json_object *root, int *err)
+{
+	struct json_object *a;
+
+	if (!m->nr_callers)
+		return;
+	a = new_arr(root, "callers", err);
+	for (size_t i = 0; i < m->nr_callers && !*err; i++) {
+		struct json_object *o = json_object_new_object();
+
+		append(a, o, err);
+		if (*err)
+			return;
+		put_u64(o, "pid", m->callers[i].pid, err);
+		put_u64(o, "addr", m->callers[i].addr, err);
+		put(o, "module", json_object_new_string(m->callers[i].module), err);
+		put(o, "symbol", json_object_new_string(m->callers[i].symbol), err);
+	}
+}
+
 static void cpus_json(const struct trace_meta *m, struct json_object *root, int *err)
 {
 	struct json_object *a = new_arr(root, "cpus", err);
@@ -476,6 +541,7 @@ char *trace_meta__to_json(const struct trace_meta *m, size_t *len)
 	funcs_json(m, root, &err);
 	procs_json(m, root, &err);
 	threads_json(m, root, &err);
+	callers_json(m, root, &err);
 	cpus_json(m, root, &err);
 	if (err)
 		goto cleanup;
@@ -766,6 +832,36 @@ static void parse_threads(struct parse *p, struct json_object *root, struct trac
 	}
 }
 
+/* Optional: only traces recorded --by caller have them. */
+static void parse_callers(struct parse *p, struct json_object *root, struct trace_meta *m)
+{
+	struct json_object *a = get(p, root, "the metadata", "callers", json_type_array, false);
+	char ctx[48];
+
+	for (size_t i = 0; a && i < json_object_array_length(a) && !p->failed; i++) {
+		struct json_object *o = json_object_array_get_idx(a, i);
+		const char *module, *symbol;
+		__u64 pid, addr;
+
+		snprintf(ctx, sizeof(ctx), "caller %zu", i);
+		if (!json_object_is_type(o, json_type_object)) {
+			fail(p, "%s is not an object", ctx);
+			return;
+		}
+		pid = get_u64(p, o, ctx, "pid", true);
+		addr = get_u64(p, o, ctx, "addr", true);
+		module = get_str(p, o, ctx, "module");
+		symbol = get_str(p, o, ctx, "symbol");
+		if (p->failed)
+			return;
+		if (pid > UINT32_MAX) {
+			fail(p, "%s has pid %" PRIu64, ctx, (uint64_t)pid);
+			return;
+		}
+		nomem(p, trace_meta__set_caller(m, (__u32)pid, addr, module, symbol));
+	}
+}
+
 static void parse_cpus(struct parse *p, struct json_object *root, struct trace_meta *m)
 {
 	struct json_object *a = get(p, root, "the metadata", "cpus", json_type_array, true);
@@ -850,6 +946,7 @@ static void parse_root(struct parse *p, struct json_object *root, struct trace_m
 	parse_funcs(p, root, m);
 	parse_procs(p, root, m);
 	parse_threads(p, root, m);
+	parse_callers(p, root, m);
 	parse_cpus(p, root, m);
 	parse_rest(p, root, m);
 }

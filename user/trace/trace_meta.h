@@ -32,6 +32,14 @@ struct trace_proc {
 	char *comm;
 };
 
+/* --by caller: a return address in a process, named (docs/callers.md). */
+struct trace_caller {
+	__u32 pid;
+	__u64 addr;
+	char *module;			/* the file's base name; "?": unknown */
+	char *symbol;			/* the calling function, or "+0x<offset>" into module */
+};
+
 /* A thread's own name (pthread_setname_np, PR_SET_NAME) as it made its calls. */
 struct trace_thread {
 	__u32 tid;
@@ -105,6 +113,9 @@ struct trace_meta {
 	size_t cap_procs;
 
 	struct trace_thread *threads;	/* sorted by tid; none in traces written before threads were named */
+	struct trace_caller *callers;	/* sorted by (pid, addr); only in traces recorded --by caller */
+	size_t nr_callers;
+	size_t cap_callers;
 	size_t nr_threads;
 	size_t cap_threads;
 	__u64 threads_unnamed;		/* thread names the kernel's map had no room for */
@@ -136,6 +147,10 @@ const struct trace_proc *trace_meta__find_process(const struct trace_meta *m, __
 int trace_meta__set_thread(struct trace_meta *m, __u32 tid, __u32 pid, const char *comm);
 /* The thread's name, or NULL when the metadata has none for tid in pid. */
 const struct trace_thread *trace_meta__find_thread(const struct trace_meta *m, __u32 pid, __u32 tid);
+/* Adds (pid, addr) named module and symbol; a known one keeps its name. 0 or -ENOMEM. */
+int trace_meta__set_caller(struct trace_meta *m, __u32 pid, __u64 addr, const char *module, const char *symbol);
+/* The caller at addr in pid, or NULL. */
+const struct trace_caller *trace_meta__find_caller(const struct trace_meta *m, __u32 pid, __u64 addr);
 /* Sizes the per-CPU counts (zeroed). 0 or -errno. */
 int trace_meta__set_nr_cpus(struct trace_meta *m, __u32 nr_cpus);
 int trace_meta__set_attach(struct trace_meta *m, const char *mode, double ms, __u64 skipped);

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""--by caller: each function's calls split by the function that made them,
+keyed in the kernel by return address and named from where the address was
+mapped when the BPF side first saw it. The driver (tests/progs/callers_driver.c)
+says how many calls each of its callers made: the driver's own functions (one
+static, one calling from two sites), a second library, and dlt_test_je, whose
+probe stands past its entry. Runner and helpers: itest.py."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import itest
+from itest import *  # noqa: F401,F403 (the shared helpers and environment)
+
+CALLERS_DRIVER = os.environ.get("CALLERS_DRIVER", "")
+CALLERS_LIB = os.environ.get("CALLERS_LIB", "")
+DRIVER_NAME = os.path.basename(CALLERS_DRIVER)
+FUNCS = ["--lib", LIB, "--func", "dlt_add,dlt_test_je", "--by", "caller"]
+
+
+def expected(n, runs=1):
+    """{(function, caller, caller_module): calls} as the driver makes them."""
+    lib2 = os.path.basename(CALLERS_LIB)
+    return {("dlt_add", "static_caller", DRIVER_NAME): n * runs,
+            ("dlt_add", "exported_caller", DRIVER_NAME): 2 * n * runs,
+            ("dlt_add", "two_sites_caller", DRIVER_NAME): 6 * n * runs,
+            ("dlt_add", "callers_relay", lib2): 5 * n * runs,
+            ("dlt_test_je", "je_caller", DRIVER_NAME): 7 * n * runs}
+
+
+def driver_said(stdout):
+    return {l.split()[1]: int(l.split()[2]) for l in stdout.splitlines() if l.startswith("callers: ")}
+
+
+def rows_by_caller(doc):
+    return {(r["name"], r["caller"], r["caller_module"]): r for r in doc["functions"]}
+
+
+def check_rows(doc, want):
+    rows = rows_by_caller(doc)
+    got = {k: r["calls"] for k, r in rows.items()}
+    check(got == want, f"calls per caller: {got}, want {want}")
+    for k, r in rows.items():
+        check(r["timed"] == r["calls"] and r.get("unmatched", 0) == 0, f"{k}: {r['timed']} of {r['calls']} timed")
+    check(doc["by"] == "caller" and doc["group_overflow"] == 0, f"by {doc['by']}, overflow {doc['group_overflow']}")
+
+
+def test_by_caller_launched():
+    """A launched command, named after it exited: every call site's calls exact, the static
+    function named from .symtab, the two sites of one function in one row, the second
+    library's function as the caller of the calls it makes, the probe past the entry too."""
+    n = 150
+    p = subprocess.run(base_args(FUNCS) + ["--", CALLERS_DRIVER, str(n)], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
+    said = driver_said(p.stdout.split("{", 1)[0])
+    check(said["static_caller"] == n, f"driver said {said}")
+    doc = json.loads(p.stdout[p.stdout.index("{"):])
+    check_rows(doc, expected(n))
+
+
+def test_by_caller_sums_match_function():
+    """The callers' calls add up to the function's own count (--by function) in the same run's
+    footer: the per-function totals the kernel keeps beside the rows."""
+    n = 40
+    p = subprocess.run(base_args(["--lib", LIB, "--func", "dlt_add"]) + ["--", CALLERS_DRIVER, str(n)],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
+    total = calls_of(json.loads(p.stdout[p.stdout.index("{"):]), "dlt_add")
+    p = subprocess.run(base_args(["--lib", LIB, "--func", "dlt_add", "--by", "caller"]) + ["--", CALLERS_DRIVER, str(n)],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
+    doc = json.loads(p.stdout[p.stdout.index("{"):])
+    by_caller = sum(r["calls"] for r in doc["functions"] if r["name"] == "dlt_add")
+    check(by_caller == total == 14 * n, f"callers sum {by_caller}, --by function {total}, want {14 * n}")
+
+
+@modes("session", "multi")
+def test_by_caller_system_wide():
+    """Every process of the library, two runs of the driver: one row per caller holding both
+    processes' calls, each exact, named after both exited."""
+    n = 60
+    prof = start_profiler(FUNCS)
+    for _ in range(2):
+        d = subprocess.run([CALLERS_DRIVER, str(n)], capture_output=True, text=True, timeout=60)
+        check(d.returncode == 0, f"driver exit {d.returncode}")
+    doc = stop_profiler(prof)
+    check_rows(doc, expected(n, runs=2))
+
+
+@modes("session")
+def test_by_caller_table_and_csv():
+    """The table puts CALLER and CALLER_MODULE before each function and says the key was on;
+    CSV has the two as its last keys."""
+    n = 25
+    p = subprocess.run([DLPROF] + FUNCS + ["--", CALLERS_DRIVER, str(n)], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
+    lines = p.stdout.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("CALLER"))
+    check(lines[head].split()[:3] == ["CALLER", "CALLER_MODULE", "FUNCTION"], f"header {lines[head]!r}")
+    rows = {(w[0], w[1], w[2]): int(w[4]) for w in (l.split() for l in lines[head + 1:])
+            if len(w) > 4 and w[0] != "#"}
+    want = {(c, m, f): k for (f, c, m), k in expected(n).items()}
+    check(rows == want, f"table rows {rows}, want {want}")
+    check(any("one row per function and caller" in l for l in lines), f"footer: {p.stdout}")
+    p = subprocess.run([DLPROF, "--format", "csv"] + FUNCS + ["--", CALLERS_DRIVER, str(n)],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"csv: exit {p.returncode}: {p.stderr}")
+    csv_lines = [l for l in p.stdout.splitlines() if l.startswith("lib,") or l.startswith(LIB)]
+    check(csv_lines and ",caller,caller_module," in csv_lines[0], f"csv header {csv_lines[:1]}")
+    check(any(",static_caller," + DRIVER_NAME + "," in l for l in csv_lines), f"csv rows {csv_lines}")
+
+
+@modes("session", "classic")
+def test_by_caller_unreturned_calls():
+    """Calls left by longjmp never return, so the kernel never hands over their return address:
+    they make their function's "(unattributed)" row, and the rows still add up to its calls."""
+    n, m = 7, 11
+    rc, doc, err = run_profiled([DRIVER, "longjmp", str(n), str(m)], ["--func", "dlt_longjmp,dlt_add", "--by", "caller"])
+    check(rc == 0, f"profiler exit {rc}: {err}")
+    got = {(r["name"], r["caller"], r["caller_module"]): r["calls"] for r in doc["functions"]}
+    want = {("dlt_longjmp", "(unattributed)", "-"): 2 * n, ("dlt_add", "run", os.path.basename(DRIVER)): m}
+    check(got == want, f"rows {got}, want {want}")
+
+
+def test_record_report_by_caller():
+    """record --by caller keeps each call's return address and names it in the metadata:
+    report --by caller of the trace (and of its merged .dlt) has the live summary's rows,
+    each exact, after the process exited. A trace recorded without the key is refused."""
+    n = 80
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.d")
+        p = subprocess.run([DLPROF, "record", "-o", trace] + base_args(FUNCS)[1:] + ["--", CALLERS_DRIVER, str(n)],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"record exit {p.returncode}: {p.stderr}")
+        live = json.loads(p.stdout[p.stdout.index("{"):])
+        check_rows(live, expected(n))
+        dlt = os.path.join(tmp, "t.dlt")
+        m = subprocess.run([DLPROF, "merge", trace, "-o", dlt], capture_output=True, text=True, timeout=120)
+        check(m.returncode == 0, f"merge: {m.returncode} {m.stderr}")
+        for src in (trace, dlt):
+            rep = subprocess.run([DLPROF, "report", src, "--json", "--by", "caller"], capture_output=True, text=True,
+                                 timeout=120)
+            check(rep.returncode == 0, f"report {src}: {rep.returncode} {rep.stderr}")
+            doc = json.loads(rep.stdout)
+            got = {k: r["calls"] for k, r in rows_by_caller(doc).items()}
+            check(got == expected(n), f"report {src}: {got}, want {expected(n)}")
+        # Folded stacks stand each outermost call on its caller; Perfetto slices carry it in args.
+        folded = subprocess.run([DLPROF, "export", trace, "--format", "folded"], capture_output=True, text=True,
+                                timeout=120)
+        check(folded.returncode == 0, f"folded: {folded.returncode} {folded.stderr}")
+        tails = {";".join(l.rsplit(" ", 1)[0].split(";")[2:]) for l in folded.stdout.splitlines()}
+        want = {f"{c};{f}" for (f, c, _m) in expected(n)}
+        check(tails == want, f"folded stacks below proc;thread: {sorted(tails)}, want {sorted(want)}")
+        pf = subprocess.run([DLPROF, "export", trace, "--format", "perfetto"], capture_output=True, text=True,
+                            timeout=120)
+        check(pf.returncode == 0, f"perfetto: {pf.returncode} {pf.stderr}")
+        events = [e for e in json.loads(pf.stdout)["traceEvents"] if e.get("ph") == "X"]
+        by = {}
+        for e in events:
+            k = (e["name"], e["args"].get("caller"), e["args"].get("caller_module"))
+            by[k] = by.get(k, 0) + 1
+        check(by == expected(n), f"perfetto slices per caller: {by}")
+        plain = os.path.join(tmp, "plain.d")
+        p = subprocess.run([DLPROF, "record", "-o", plain, "--lib", LIB, "--func", "dlt_add", "--", CALLERS_DRIVER, "5"],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"record without the key: {p.returncode} {p.stderr}")
+        expect_error([DLPROF, "report", plain, "--by", "caller"], "record it with --by caller")
+
+
+if __name__ == "__main__":
+    sys.exit(itest.run(globals()))
