@@ -1374,8 +1374,15 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		emit(&once, tc ? tc->depth : 0, CALL_F_ENTRY_ONLY, 0, 0, NULL);
 		return 1;
 	}
-	if (!tc)
+	if (!tc) {
 		tc = bpf_task_storage_get(&thread_calls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		/*
+		 * Once per thread: no thread runs longer than the profile, so the
+		 * count bounds what the probes can have cost (model/probe_overhead.h).
+		 */
+		if (tc && !calibrating && (d = get_diag()))
+			__sync_fetch_and_add(&d->threads_timed, 1);
+	}
 	if (!tc) {
 		if ((d = get_diag()))
 			__sync_fetch_and_add(&d->storage_failed, 1);

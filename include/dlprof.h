@@ -203,6 +203,7 @@ struct dlprof_diag {
 	__u64 proc_meta_full;	/* processes seen whose name and cgroup could not be kept: proc_meta was full */
 	__u64 oncpu_resynced;	/* calls whose on-CPU time came from the kernel's run time, a tick stale: a switch escaped sched_switch */
 	__u64 thread_names_full;	/* thread names (first or renamed) not kept: thread_names was full (record) */
+	__u64 threads_timed;	/* threads given a call stack, at their first timed call (not the calibration's) */
 };
 
 #endif /* DLPROF_H */

@@ -7,6 +7,7 @@ for a launched command, -p (record) and every process (-i); a light one never.
 
 Runner and helpers: itest.py; the driver and library: tests/progs."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -153,6 +154,19 @@ def test_light_workload_not_warned():
         lines, _ = err.finish()
         check(err.p.returncode == 124, f"rc {err.p.returncode}: {lines!r}")
         check(not any(WARNING in l for l in lines), f"a light workload warned of: {lines!r}")
+
+
+def test_one_thread_never_past_one_cpu():
+    """One thread recursing through probed calls: whatever the calibration says, the probes cannot have
+    cost it more than its own time, so no figure (while it runs or at the end) says more than 100% of one
+    CPU, on a machine of any number of CPUs."""
+    err = start(["--lib", LIB, "--func", "dlt_recurse", "--", DRIVER, "recurse", "100", "3000"])
+    lines, _ = err.finish()
+    check(err.p.returncode == 0, f"rc {err.p.returncode}: {lines!r}")
+    shares = [float(m) for l in lines for m in re.findall(r"\(([0-9.]+)% of one CPU", l)]
+    check(shares, f"no share of one CPU said: {lines!r}")
+    check(max(shares) <= 100.0, f"a single thread said to spend more than one CPU in probes: {lines!r}")
+    check(not any("of each of" in l for l in lines), f"one thread's cost spread over CPUs: {lines!r}")
 
 
 if __name__ == "__main__":

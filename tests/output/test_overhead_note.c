@@ -107,19 +107,33 @@ static void test_note_and_warning(void **state)
 	 * said as a bound and per CPU; on one CPU, never past 100%.
 	 */
 	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
-	probe_overhead_bound(&o, 1.5, 2);
+	probe_overhead_bound(&o, 1.5, 2, 0);
 	assert_true(o.bounded);
 	assert_true(o.cpu_s == 3.0);
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 1.5));
 	assert_non_null(strstr(buf, "the probes cost the targets at most 3.00s of CPU in 1.5 s profiled (200% of one "
 				    "CPU, 100% of each of 2 CPUs), all the time the CPUs had"));
 	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
-	probe_overhead_bound(&o, 1.5, 1);
+	probe_overhead_bound(&o, 1.5, 1, 0);
 	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 1.5));
 	assert_non_null(strstr(buf, "at most 1.50s of CPU in 1.5 s profiled (100% of one CPU)"));
 	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
-	probe_overhead_bound(&o, 10.0, 2);
+	probe_overhead_bound(&o, 10.0, 2, 0);
 	assert_false(o.bounded);
+	/* One calling thread on 2 CPUs: never past what that thread had (the fixture's entry-only calls left out). */
+	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
+	o.calls[PROBE_KIND_ENTRY_ONLY] = 0;
+	probe_overhead_bound(&o, 1.5, 2, 1);
+	assert_true(o.bounded);
+	assert_true(o.cpu_s == 1.5);
+	assert_true(overhead_note(buf, sizeof(buf), &o, pairs, 1.5));
+	assert_non_null(strstr(buf, "at most 1.50s of CPU in 1.5 s profiled (100% of one CPU), all the time its 1 "
+				    "calling thread had"));
+	/* Entry-only calls name no thread: the CPUs' bound holds. */
+	probe_overhead_estimate(funcs_fixture, NR_FUNCS, pairs, &o);
+	o.calls[PROBE_KIND_ENTRY_ONLY] = 1;
+	probe_overhead_bound(&o, 1.5, 2, 1);
+	assert_true(o.cpu_s == 3.0);
 	/* Nothing to say without a calibration or a profile's length. */
 	assert_false(overhead_note(buf, sizeof(buf), &o, pairs, 0));
 	o.known = false;

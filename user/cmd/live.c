@@ -343,9 +343,13 @@ static int print_report(struct live *l, bool final)
 		errmsg("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
 	}
-	/* No more than the CPUs' time over the profile so far (model/probe_overhead.h). */
+	/*
+	 * No more than the CPUs' time over the profile so far, nor the calling
+	 * threads' (model/probe_overhead.h); a thread denied its call stack
+	 * is not among them.
+	 */
 	probe_overhead_bound(&l->info.overhead, final ? l->info.elapsed_s : l->read_s - l->start_s,
-			     (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+			     (unsigned int)sysconf(_SC_NPROCESSORS_ONLN), tot.incomplete ? 0 : tot.threads_timed);
 	/* An interval's summary says what the probes cost so far (the final one: up to the detach). */
 	if (!final) {
 		l->info.elapsed_s = l->read_s - l->start_s;

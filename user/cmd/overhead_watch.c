@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/overhead_watch.h"
 #include "output/overhead_note.h"
@@ -173,9 +174,10 @@ struct overhead_watch *overhead_watch__of_session(const struct session *s, doubl
 	return w;
 }
 
-void overhead_watch__check(struct overhead_watch *w, const struct session *s, double now_s, bool *said)
+void overhead_watch__check(struct overhead_watch *w, struct session *s, double now_s, bool *said)
 {
 	struct overhead_verdict v;
+	struct session_totals tot;
 	char line[1024];
 
 	if (!w || w->done || now_s < overhead_watch__due_s(w))
@@ -183,6 +185,10 @@ void overhead_watch__check(struct overhead_watch *w, const struct session *s, do
 	w->done = *said || session__read_calls(s, w->now_calls);
 	if (w->done || !overhead_watch__judge(w, now_s, w->now_calls, &v))
 		return;
+	/* Said as no more than the CPUs and the calling threads had (as the summary says it). */
+	if (!session__read_totals(s, &tot))
+		probe_overhead_bound(&v.o, v.span_s, (unsigned int)sysconf(_SC_NPROCESSORS_ONLN),
+				     tot.incomplete ? 0 : tot.threads_timed);
 	if (overhead_warning_span(line, sizeof(line), &v.o, v.span_s, !v.since_start, &w->remedy)) {
 		warnmsg("%s", line);
 		w->done = *said = true;

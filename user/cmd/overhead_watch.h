@@ -67,7 +67,7 @@ struct overhead_watch *overhead_watch__of_session(const struct session *s, doubl
  * and judged: past the threshold, one warning on stderr and *said set.
  * Once *said (by this or by another report), the watch is done. NULL-safe.
  */
-void overhead_watch__check(struct overhead_watch *w, const struct session *s, double now_s, bool *said);
+void overhead_watch__check(struct overhead_watch *w, struct session *s, double now_s, bool *said);
 /* NULL-safe. */
 void overhead_watch__free(struct overhead_watch *w);
 

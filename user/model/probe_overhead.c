@@ -54,11 +54,16 @@ void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 	}
 }
 
-void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus)
+void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus, uint64_t threads)
 {
 	double most = span_s * nr_cpus;
 
 	o->nr_cpus = nr_cpus;
+	o->nr_threads = 0;
+	if (threads && threads < nr_cpus && !o->calls[PROBE_KIND_ENTRY_ONLY]) {
+		most = span_s * (double)threads;
+		o->nr_threads = (unsigned int)threads;
+	}
 	if (!o->known || !nr_cpus || span_s <= 0 || o->cpu_s <= most)
 		return;
 	/* The functions keep their shares of it. */

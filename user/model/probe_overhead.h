@@ -39,6 +39,7 @@ struct probe_overhead {
 	uint64_t calls[PROBE_KINDS];
 	uint64_t entry_only_stepped;		/* of calls[PROBE_KIND_ENTRY_ONLY]: their entry single-stepped */
 	unsigned int nr_cpus;			/* the CPUs the targets had (probe_overhead_bound); 0: not said */
+	unsigned int nr_threads;		/* bounded: by the time of this many calling threads, fewer than nr_cpus */
 	bool bounded;				/* cpu_s is the CPUs' whole time: the estimate was more */
 	struct probe_overhead_func top[PROBE_OVERHEAD_TOP];	/* costliest first; f NULL past the last */
 };
@@ -65,9 +66,11 @@ void probe_overhead_estimate(const struct func_profile *funcs, size_t n,
 /*
  * No thread spends more than the span on a CPU, nor all of them more than
  * nr_cpus times it: an estimate past that (a calibrated cost above what
- * the probes cost in the run) is held to it, and said as a bound.
+ * the probes cost in the run) is held to it, and said as a bound. threads:
+ * the threads that made the calls, 0 when not known; it counts only where
+ * no call was entry-only (such calls make no thread known).
  */
-void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus);
+void probe_overhead_bound(struct probe_overhead *o, double span_s, unsigned int nr_cpus, uint64_t threads);
 bool probe_overhead_past_share(const struct probe_overhead *o, double span_s);
 
 #endif /* DLPROF_PROBE_OVERHEAD_H */

@@ -70,10 +70,13 @@ static void headline(char *buf, size_t sz, size_t *off, const struct probe_overh
 	       o->bounded ? "at most " : "~", cpu, recent ? "the last " : "", span_s, recent ? "" : " profiled",
 	       pct < 10 ? 1 : 0, pct);
 	/* More than one CPU's worth is spread over several: said per CPU, as a share no CPU exceeds. */
-	if (pct > 100 && o->nr_cpus > 1)
+	if (pct > 100 && o->nr_cpus > 1 && !o->nr_threads)
 		append(buf, sz, off, ", %.0f%% of each of %u CPUs", pct / o->nr_cpus, o->nr_cpus);
 	append(buf, sz, off, ")");
-	if (o->bounded)
+	if (o->bounded && o->nr_threads)
+		append(buf, sz, off, ", all the time its %u calling thread%s had: the calibrated costs were more than "
+		       "the probes cost in this run", o->nr_threads, o->nr_threads == 1 ? "" : "s");
+	else if (o->bounded)
 		append(buf, sz, off, ", all the time the CPUs had: the calibrated costs were more than the probes "
 		       "cost in this run");
 }

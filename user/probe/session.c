@@ -824,6 +824,7 @@ int session__read(struct session *s, bool final, struct func_profile *funcs, str
 	s->tot.proc_meta_full = diag.proc_meta_full;
 	s->tot.counter_read_failed = diag.counter_read_failed;
 	s->tot.oncpu_resynced = diag.oncpu_resynced;
+	s->tot.threads_timed = diag.threads_timed;
 	s->tot.discovery_lost = copy_discovery__lost(s->discovery);
 	if (final)
 		kernel_probe_runtime(&s->maps, &s->tot.probe_run_ns, &s->tot.probe_runs);
@@ -949,6 +950,7 @@ int session__read_totals(struct session *s, struct session_totals *tot)
 		s->tot.orphan_returns = diag.orphan_returns;
 		s->tot.unwind_slots = diag.unwind_slots;
 		s->tot.incomplete = diag.storage_failed;
+		s->tot.threads_timed = diag.threads_timed;
 	}
 	free(per_cpu);
 	*tot = s->tot;

@@ -117,6 +117,7 @@ struct session_totals {
 	uint64_t orphan_returns;
 	uint64_t unwind_slots;		/* hijacked return slots unwinders met (put back when unwind_repair) */
 	uint64_t incomplete;		/* calls counted but not timed (kernel out of memory) */
+	uint64_t threads_timed;		/* threads that made a timed call */
 	uint64_t probe_run_ns;		/* time in the probe programs (kernel.bpf_stats_enabled=1) */
 	uint64_t probe_runs;
 	bool compensated;		/* latencies less the probes' cost (probe/calibrate.h) */
