@@ -103,6 +103,16 @@ def samples(text, name):
     return out
 
 
+def calls_per_container(text, function):
+    """{container id: calls} of a function's series that carry a container label."""
+    out = {}
+    for lbl, v in samples(text, "dlprof_calls_total").items():
+        if f'function="{function}"' in lbl and 'container="' in lbl:
+            cid = lbl.split('container="')[1].split('"')[0]
+            out[cid] = out.get(cid, 0) + v
+    return out
+
+
 def calls(text, function, sampled=False):
     total = 0.0
     for labels, v in samples(text, "dlprof_calls_total").items():

@@ -161,16 +161,11 @@ def test_agent_restarted_containers_counted_from_first_call():
     start, so five --rm containers one after another and two at once, each calling from its
     first instruction, each get a series with their exact count; the copy ends idle
     (dlprof_agent_idle_copies 1)."""
-    from agent_test import Agent, samples  # the agent's runner
+    from agent_test import Agent, calls_per_container, samples  # the agent's runner
     require_podman()
 
     def series(text):
-        out = {}
-        for lbl, v in samples(text, "dlprof_calls_total").items():
-            if 'function="dlt_add"' in lbl and 'container="' in lbl:
-                cid = lbl.split('container="')[1].split('"')[0]
-                out[cid] = out.get(cid, 0) + v
-        return out
+        return calls_per_container(text, "dlt_add")
 
     run = secrets.token_hex(3)
     with lib_world() as (lib, host_dir, tag), \

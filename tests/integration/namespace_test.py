@@ -305,16 +305,11 @@ def test_agent_containers_of_one_image_one_after_another():
     """The agent on a node where containers of one image (their own copy of the library) come
     one after another, then two at once: a series per container with each one's exact count,
     within the agent's refresh, and no copy left unprobed (dlprof_agent_copy_attach_failures_total)."""
-    from agent_test import Agent, samples  # the agent's runner, beside this file's containers
+    from agent_test import Agent, calls_per_container, samples  # the agent's runner, beside this file's containers
     require_podman()
 
     def series(text):
-        out = {}
-        for lbl, v in samples(text, "dlprof_calls_total").items():
-            if 'function="dlt_add"' in lbl and 'container="' in lbl:
-                cid = lbl.split('container="')[1].split('"')[0]
-                out[cid] = out.get(cid, 0) + v
-        return out
+        return calls_per_container(text, "dlt_add")
 
     with lib_world() as (name, host_dir, tag), \
             Agent(["--lib", name, "--func", "dlt_add", "--max-overhead", "off", "--series-grace", "300"],

@@ -9,6 +9,7 @@
 #include "agent/profile_callers.h"
 #include "probe/kernel_groups.h"
 #include "probe/session.h"
+#include "util/array.h"
 
 void callers__init(struct profile_callers *c)
 {
@@ -64,15 +65,8 @@ static struct caller_group *group_of(struct profile_callers *c, const char *id)
 	for (size_t i = 0; i < c->nr_groups; i++)
 		if (!strcmp(c->groups[i].id, id))
 			return &c->groups[i];
-	if (c->nr_groups == c->cap_groups) {
-		size_t cap = c->cap_groups ? 2 * c->cap_groups : 8;
-
-		g = realloc(c->groups, cap * sizeof(*g));
-		if (!g)
-			return NULL;
-		c->groups = g;
-		c->cap_groups = cap;
-	}
+	if (ARRAY_RESERVE(c->groups, c->cap_groups, c->nr_groups + 1))
+		return NULL;
 	g = &c->groups[c->nr_groups++];
 	*g = (struct caller_group){};
 	snprintf(g->id, sizeof(g->id), "%s", id);

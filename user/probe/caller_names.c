@@ -11,6 +11,7 @@
 
 #include "elf/demangle.h"
 #include "probe/caller_names.h"
+#include "util/array.h"
 
 /* The kernel's dev_t inside: MINORBITS (include/linux/kdev_t.h). */
 #define KDEV_MINOR_BITS	20
@@ -159,15 +160,8 @@ static struct caller_symtab *symtab_of(struct caller_names *cn, uint32_t pid, co
 	for (size_t i = 0; i < cn->nr; i++)
 		if (cn->tabs[i].dev == cf->dev && cn->tabs[i].ino == cf->ino)
 			return &cn->tabs[i];
-	if (cn->nr == cn->cap) {
-		size_t cap = cn->cap ? 2 * cn->cap : 16;
-
-		t = realloc(cn->tabs, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		cn->tabs = t;
-		cn->cap = cap;
-	}
+	if (ARRAY_RESERVE(cn->tabs, cn->cap, cn->nr + 1))
+		return NULL;
 	t = &cn->tabs[cn->nr++];
 	memset(t, 0, sizeof(*t));
 	t->dev = cf->dev;
