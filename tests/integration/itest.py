@@ -245,7 +245,7 @@ def dump_csv(path):
 
 def oracle(stderr, name):
     """What the driver measured itself around its probed calls ("dltest: NAME N"):
-    thread_cpu_ns, page_faults, context_switches, wall_ns_p50, calls."""
+    thread_cpu_ns, page_faults, context_switches, involuntary_switches, wall_ns_p50, calls."""
     for line in stderr.splitlines():
         if line.startswith(f"dltest: {name} "):
             return int(line.split()[2])
@@ -261,7 +261,12 @@ def check_counter_oracle(f, event, stderr, name):
     got, want = f["counters"][event], oracle(stderr, name)
     check(oracle(stderr, "calls") == f["timed"], f"the driver measured {oracle(stderr, 'calls')} calls, {f['timed']} timed")
     check(want >= f["timed"], f"{name}: the workload measured only {want} in {f['timed']} calls, nothing to compare")
-    check(got == want, f"{event}: profiled {got}, the thread itself counted {want}")
+    # A preemption can land in the probes' own trap path (on the way back to the caller, after the
+    # return program read the count): inside the driver's bracket, outside the call. Only
+    # involuntary switches can; the call's own (voluntary) ones are exact.
+    slack = oracle(stderr, "involuntary_switches") if name == "context_switches" else 0
+    check(want - slack <= got <= want, f"{event}: profiled {got}, the thread itself counted {want}"
+          + (f" ({slack} of them preemptions)" if slack else ""))
 
 def counter_per_call(f, event):
     return f["counters"][event] / f["timed"]

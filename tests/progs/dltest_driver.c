@@ -35,12 +35,13 @@ static struct {
 	unsigned long long thread_cpu_ns;
 	unsigned long long page_faults;		/* ru_minflt + ru_majflt */
 	unsigned long long context_switches;	/* ru_nvcsw + ru_nivcsw */
+	unsigned long long involuntary_switches;	/* ru_nivcsw: preemptions, which may fall outside the probes */
 	unsigned long long wall_ns[MAX_MEASURED];
 	long calls;
 } oracle;
 
 struct sample {
-	unsigned long long cpu_ns, wall_ns, faults, switches;
+	unsigned long long cpu_ns, wall_ns, faults, switches, involuntary;
 };
 
 static unsigned long long clock_ns(clockid_t clock)
@@ -59,6 +60,7 @@ static void sample_rusage(struct sample *s)
 		exit(5);
 	s->faults = (unsigned long long)(ru.ru_minflt + ru.ru_majflt);
 	s->switches = (unsigned long long)(ru.ru_nvcsw + ru.ru_nivcsw);
+	s->involuntary = (unsigned long long)ru.ru_nivcsw;
 }
 
 static void sample_clocks(struct sample *s)
@@ -88,6 +90,7 @@ static void oracle_add(const struct sample *a, const struct sample *b)
 	oracle.thread_cpu_ns += b->cpu_ns - a->cpu_ns;
 	oracle.page_faults += b->faults - a->faults;
 	oracle.context_switches += b->switches - a->switches;
+	oracle.involuntary_switches += b->involuntary - a->involuntary;
 	if (oracle.calls < MAX_MEASURED)
 		oracle.wall_ns[oracle.calls] = b->wall_ns - a->wall_ns;
 	oracle.calls++;
@@ -122,6 +125,7 @@ static void oracle_print(void)
 	fprintf(stderr, "dltest: thread_cpu_ns %llu\n", oracle.thread_cpu_ns);
 	fprintf(stderr, "dltest: page_faults %llu\n", oracle.page_faults);
 	fprintf(stderr, "dltest: context_switches %llu\n", oracle.context_switches);
+	fprintf(stderr, "dltest: involuntary_switches %llu\n", oracle.involuntary_switches);
 	fprintf(stderr, "dltest: wall_ns_p50 %llu\n", oracle.wall_ns[(n - 1) / 2]);
 }
 
