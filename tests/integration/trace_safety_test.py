@@ -187,7 +187,7 @@ def test_trace_cut_at_block_boundary():
     with tempfile.TemporaryDirectory() as tmp:
         trace, _ = record(tmp, [DRIVER, "count", "5000"], ["--compress", "none"])
         meta = json.load(open(os.path.join(trace, "meta.json")))
-        check(meta["ended_cleanly"] and meta["format_version"] == 2, f"meta: {meta}")
+        check(meta["ended_cleanly"] and meta["format_version"] == 3, f"meta: {meta}")
         shard = biggest_shard(trace)
         ends = block_ends(shard)
         check(len(ends) >= 3, f"{shard}: {len(ends)} blocks")

@@ -401,12 +401,19 @@ static int scan_images(struct copy_discovery *d)
 	return n < 0 ? n : 0;
 }
 
-static int watch_images(struct copy_discovery *d)
+static int watch_images(struct copy_discovery *d, enum attach_mode mode)
 {
 	const char *dir, *env = getenv("DLPROF_IMAGE_STORES");
 
-	/* DLPROF_IMAGE_STORES=off: the tests of discovery need copies that no store holds ahead. */
-	if (d->nr_cgroups || (env && !strcmp(env, "off")))
+	/*
+	 * DLPROF_IMAGE_STORES=off: the tests of discovery need copies that no
+	 * store holds ahead. Classic probes are a perf event per function and
+	 * copy, each attached and released one at a time under one lock in
+	 * the kernel: every image's copy ahead would multiply the attach and
+	 * the detach by the images on the node; there a container's copy is
+	 * attached when it maps it.
+	 */
+	if (d->nr_cgroups || mode == ATTACH_CLASSIC || (env && !strcmp(env, "off")))
 		return 0;
 	d->images = image_layers__new(NULL);
 	if (!d->images)
@@ -636,7 +643,7 @@ static int start(struct copy_discovery *d, const struct probe_table *t, const st
 		err = -errno;
 	if (!err)
 		err = lib_copies__scan(d->copies);
-	return err ? err : watch_images(d);
+	return err ? err : watch_images(d, mode);
 }
 
 struct copy_discovery *copy_discovery__start(const struct probe_table *t, const struct str_list *specs,
