@@ -93,14 +93,15 @@ def start_top(workload=None, funcs=("dlt_nap", "dlt_sleep_ms"), lib=None, prefix
     top += list(extra)
     top += ["--", "sh", "-c", workload]
     shell = (" ".join(map(shlex.quote, top)) + "; echo TOP-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | "
-             "grep -x -e icanon -e -icanon -e echo -e -echo; sleep 120")
+             "grep -x -e icanon -e -icanon -e echo -e -echo; echo MODES-SAID; sleep 120")
     tmux("kill-session", "-t", SESSION, check_rc=False)
     tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", "30", shell)
     return wait_for(lambda s: set(funcs) <= set(rows(s, prefix)), f"the rows of {funcs}")
 
 
 def check_restored(exit_status):
-    s = wait_for(lambda s: "TOP-EXIT=" in s, "top's exit", timeout=60)
+    # The modes print after the exit status: wait for the line after them, not for the status.
+    s = wait_for(lambda s: "TOP-EXIT=" in s and "MODES-SAID" in s, "top's exit and the terminal's modes", timeout=60)
     check(f"TOP-EXIT={exit_status}" in s, f"top's exit status, want {exit_status}: {s}")
     check(pane("#{alternate_on}") == "0", "the alternate screen was left on")
     check(pane("#{cursor_flag}") == "1", "the cursor was left hidden")
