@@ -45,5 +45,6 @@ void latency_trust_of(struct latency_trust *t, const struct func_summary *s, con
 	 */
 	t->bound_ns = c->own_spread_ns[DLPROF_PROBE_EMULATED] + t->children_spread_ns / s->returns;
 	/* Of the median call, for the same reason as the share. */
-	t->uncertain = t->children_spread_ns / s->returns > s->p50_ns / LATENCY_UNCERTAIN_DIV;
+	t->uncertain = t->children_spread_ns / s->returns > s->p50_ns / LATENCY_UNCERTAIN_DIV ||
+		       t->children_share > LATENCY_UNCERTAIN_SHARE;
 }

@@ -31,6 +31,14 @@ struct comp_calib {
 #define LATENCY_NESTED_SPREADS 2
 /* A row is uncertain when that is more than 1/LATENCY_UNCERTAIN_DIV of its compensated median call. */
 #define LATENCY_UNCERTAIN_DIV 4
+/*
+ * ... or when its nested calls' probes are more than this share of its
+ * median call as measured: what is left is then under a third of what was
+ * taken off, so a drift of the pairs' cost that the calibration's spread
+ * does not show (cold code, a busy machine, another attach mode) is a
+ * large part of the figure.
+ */
+#define LATENCY_UNCERTAIN_SHARE 0.75
 
 struct latency_trust {
 	/*
