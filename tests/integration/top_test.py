@@ -162,7 +162,9 @@ def cost_line(s):
     return next((l.strip() for l in s.splitlines() if l.startswith("times ")), "")
 
 
-COST = re.compile(r"the probes cost the targets ~(\S+) of CPU in ([\d.]+) s profiled \(([\d.]+)% of one CPU\)")
+# "~" for an estimate, "at most" where it is held to the calling threads' or the CPUs' time.
+COST = re.compile(r"the probes cost the targets (?:~|at most )(\S+) of CPU in ([\d.]+) s profiled "
+                  r"\(([\d.]+)% of one CPU\)")
 
 
 @modes("session")

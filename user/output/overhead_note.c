@@ -73,12 +73,12 @@ static void headline(char *buf, size_t sz, size_t *off, const struct probe_overh
 	if (pct > 100 && o->nr_cpus > 1 && !o->nr_threads)
 		append(buf, sz, off, ", %.0f%% of each of %u CPUs", pct / o->nr_cpus, o->nr_cpus);
 	append(buf, sz, off, ")");
+	/* Short: the warning's costliest functions follow, and top shows one screen line of it. */
 	if (o->bounded && o->nr_threads)
-		append(buf, sz, off, ", all the time its %u calling thread%s had: the calibrated costs were more than "
-		       "the probes cost in this run", o->nr_threads, o->nr_threads == 1 ? "" : "s");
+		append(buf, sz, off, ", all the time its %u calling thread%s had", o->nr_threads,
+		       o->nr_threads == 1 ? "" : "s");
 	else if (o->bounded)
-		append(buf, sz, off, ", all the time the CPUs had: the calibrated costs were more than the probes "
-		       "cost in this run");
+		append(buf, sz, off, ", all the time the CPUs had");
 }
 
 bool overhead_note(char *buf, size_t sz, const struct probe_overhead *o,
