@@ -278,14 +278,21 @@ def test_report_says_probe_cost():
         doc = json.loads(p.stdout)
         ro = doc.get("probe_overhead")
         check(ro and ro["calls"] == lo["calls"] and ro["pair_ns"] == lo["pair_ns"], f"report {ro}, record {lo}")
-        check(abs(ro["cpu_s"] - lo["cpu_s"]) <= 1e-6 * lo["cpu_s"], f"report cpu_s {ro['cpu_s']}, record {lo['cpu_s']}")
+        # Held to the threads' time over the span where the estimate was more: the trace's span ends at
+        # its last flush, the live summary's at the detach, a moment apart.
+        if lo["bounded"] or ro["bounded"]:
+            check(lo["bounded"] and ro["bounded"] and abs(ro["cpu_s"] - lo["cpu_s"]) <= 0.02 * lo["cpu_s"],
+                  f"report cpu_s {ro['cpu_s']}, record {lo['cpu_s']}")
+        else:
+            check(abs(ro["cpu_s"] - lo["cpu_s"]) <= 1e-6 * lo["cpu_s"], f"report cpu_s {ro['cpu_s']}, record {lo['cpu_s']}")
         # Its times are raw, the summary's compensated: each says which.
         check(doc["latency"] == "raw" and live["latency"] == "compensated", f"{doc['latency']} / {live['latency']}")
         # The trace's calls at the classes the live summary marks (a trace's times are all raw).
         check({f["name"]: f["calls"] for f in doc["functions"]} == {f["name"]: f["calls"] for f in live["functions"]},
               "the trace's calls are not the summary's")
         want = charged(live["functions"], ro["pair_ns"], lambda f: f["calls"])
-        check(abs(ro["cpu_s"] - want) <= 1e-6 * want, f"cpu_s {ro['cpu_s']}, the calls at their cost {want}")
+        check(abs(ro["cpu_s"] - want) <= 1e-6 * want or (ro["bounded"] and ro["cpu_s"] < want),
+              f"cpu_s {ro['cpu_s']}, the calls at their cost {want}")
         check("warning: the probes cost the targets" in p.stderr, f"no warning for a hot loop: {p.stderr}")
         p = subprocess.run([DLPROF, "report", trace], capture_output=True, text=True, timeout=120)
         check("# the probes cost the targets" in p.stdout and "# times are raw" in p.stdout, f"report: {p.stdout}")

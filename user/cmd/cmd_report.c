@@ -89,7 +89,13 @@ static int estimate_overhead(const struct trace_meta *m, const struct report_row
 	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++)
 		info->probe_pair_ns[k] = m->probe_pair_ns[k];
 	probe_overhead_estimate(p, m->nr_funcs, info->probe_pair_ns, &info->overhead);
-	probe_overhead_bound(&info->overhead, info->elapsed_s, m->nr_cpus, 0);
+	/*
+	 * The threads the trace names made the timed calls (each is named at
+	 * its first), as the live summary counted them, unless some went
+	 * unnamed or untimed.
+	 */
+	probe_overhead_bound(&info->overhead, info->elapsed_s, m->nr_cpus,
+			     m->threads_unnamed || m->untimed_calls ? 0 : m->nr_threads);
 	info->remedy.lib = m->nr_funcs ? m->funcs[0].lib : NULL;
 	*profiles = p;
 	return 0;

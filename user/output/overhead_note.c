@@ -210,6 +210,8 @@ int overhead_json(struct json_object *doc, const struct probe_overhead *o,
 		return -ENOMEM;
 	err |= json_object_object_add(ov, "cpu_s", json_object_new_double(o->cpu_s));
 	err |= json_object_object_add(ov, "share_of_one_cpu", json_object_new_double(o->cpu_s / elapsed_s));
+	/* cpu_s is the calling threads' or the CPUs' whole time over the span: the estimate was more. */
+	err |= json_object_object_add(ov, "bounded", json_object_new_boolean(o->bounded));
 	for (int k = 0; k < PROBE_KINDS; k++)
 		err |= add_u64(calls, kind_names[k], o->calls[k]);
 	for (int k = 0; k < DLPROF_PROBE_CLASSES; k++)
