@@ -180,7 +180,9 @@ def test_stepped_overhead_said_and_warned():
     ov = doc["probe_overhead"]
     pair = ov["pair_ns"]["single_stepped"]
     check(ov["calls"] == {"emulated": 0, "single_stepped": calls, "entry_only": 0}, f"calls {ov['calls']}")
-    check(abs(ov["cpu_s"] - calls * pair / 1e9) < 1e-6, f"cpu_s {ov['cpu_s']} for {calls} pairs of {pair} ns")
+    # The calls at their class's cost, unless that is more than the loop's one thread had (then held to it).
+    check(abs(ov["cpu_s"] - calls * pair / 1e9) < 1e-6 or (ov["bounded"] and ov["cpu_s"] < calls * pair / 1e9),
+          f"cpu_s {ov['cpu_s']} for {calls} pairs of {pair} ns")
     check(abs(ov["share_of_one_cpu"] - ov["cpu_s"] / doc["elapsed_s"]) < 1e-6, f"share {ov}")
     check(ov["costliest"][0]["name"] == "dlt_add" and ov["costliest"][0]["probes"] == "single_stepped",
           f"costliest {ov['costliest']}")
