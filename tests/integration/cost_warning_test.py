@@ -84,7 +84,9 @@ def check_early_warning(err, since, what):
     check(line, f"{what}: no warning of the probes' cost: {seen!r}")
     print(f"{what}: warned {t - since:.2f} s after the start: {line}")
     check(t - since <= WARN_WITHIN_S, f"{what}: warned {t - since:.2f} s after the start, want <= {WARN_WITHIN_S}")
-    check(" s profiled (" in line and "% of one CPU), most in dlt_test_je ~" in line and "--func/--exclude" in line
+    # "(N% of one CPU)", then whose time held it when the estimate was more (", all the time its ...").
+    check(" s profiled (" in line and "% of one CPU)" in line and ", most in dlt_test_je ~" in line
+          and "--func/--exclude" in line
           and f"'dlprof-bpf list --lib {LIB}'" in line, f"{what}: warning {line!r}")
 
 
