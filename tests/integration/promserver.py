@@ -21,9 +21,8 @@ def require_prometheus():
 
 
 @contextlib.contextmanager
-def prometheus(target, interval="1s", extra_args=()):
-    """Prometheus scraping target every interval, once it says it is ready: its URL.
-    extra_args: more of its flags (--enable-feature=native-histograms)."""
+def prometheus(target, interval="1s"):
+    """Prometheus scraping target every interval, once it says it is ready: its URL."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="dlprof-prom.") as tmp:
         config = os.path.join(tmp, "prometheus.yml")
@@ -33,7 +32,7 @@ def prometheus(target, interval="1s", extra_args=()):
                        "scrape_configs": [{"job_name": "dlprof", "static_configs": [{"targets": [target]}]}]}, f)
         log = open(os.path.join(tmp, "log"), "w+")
         prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp}/data",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn", *extra_args],
+                                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
                                 stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "agent/metrics_registry.h"
-#include "agent/native_hist.h"
-#include "agent/prom_proto.h"
 
 enum series_state {
 	SERIES_NEW,		/* not placed yet: not exposed */
@@ -315,22 +313,6 @@ static void calls_sample(const struct metrics_registry *r, struct prom_buf *b, c
 	prom_sample(b, "dlprof_calls_total", l, nl, NULL, NULL, v->calls);
 }
 
-/* The protobuf exposition's: the classic buckets and the native ones of the whole log-linear histogram. */
-static void duration_proto(struct prom_proto *p, const struct prom_label *l, size_t nl, const struct series_values *v)
-{
-	static struct native_hist nh;	/* large: one scrape renders at a time, on the agent's thread */
-	double upper_s[DURATION_BOUNDS], cum[DURATION_BOUNDS];
-
-	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
-		upper_s[k] = (double)duration_bound_ns(k) / 1e9;
-		cum[k] = v->duration_le[duration_bound_bucket(k)];
-	}
-	native_hist_from_cum(v->duration_le, &nh);
-	prom_proto__histogram(p, l, nl, &(struct prom_hist){
-		.count = v->duration_le[DURATION_BUCKETS - 1], .sum = v->duration_sum_s,
-		.nr_bounds = DURATION_BOUNDS, .upper_s = upper_s, .cum = cum, .native = &nh });
-}
-
 static void duration_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
 			    size_t nl, const struct series_values *v)
 {
@@ -339,18 +321,13 @@ static void duration_sample(const struct metrics_registry *r, struct prom_buf *b
 	(void)r;
 	if (!v->timed)
 		return;
-	if (b->proto) {
-		duration_proto(b->proto, l, nl, v);
-		return;
-	}
 	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
 		duration_bound_label(k, le, sizeof(le));
-		prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", le,
-			    v->duration_le[duration_bound_bucket(k)]);
+		prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", le, v->duration_le[k]);
 	}
-	prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", "+Inf", v->duration_le[DURATION_BUCKETS - 1]);
+	prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", "+Inf", v->duration_le[DURATION_BOUNDS]);
 	prom_sample(b, "dlprof_call_duration_seconds_sum", l, nl, NULL, NULL, v->duration_sum_s);
-	prom_sample(b, "dlprof_call_duration_seconds_count", l, nl, NULL, NULL, v->duration_le[DURATION_BUCKETS - 1]);
+	prom_sample(b, "dlprof_call_duration_seconds_count", l, nl, NULL, NULL, v->duration_le[DURATION_BOUNDS]);
 }
 
 static void oncpu_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
@@ -406,24 +383,6 @@ static void render_errors(const struct metrics_registry *r, struct prom_buf *b)
 		any = true;
 		prom_sample(b, name, l, labels_of(s, l), NULL, NULL, s->rel_error);
 	}
-}
-
-void metrics_registry__each(const struct metrics_registry *r, metrics_registry_each_fn fn, void *ctx)
-{
-	struct series_values other = r->other_retired;
-
-	for (size_t i = 0; i < r->nr; i++) {
-		const struct series *s = &r->series[i];
-
-		if (s->state == SERIES_FOLDED)
-			add_values(&other, &s->v);
-		if (s->state != SERIES_EXPOSED)
-			continue;
-		fn(ctx, &(struct series_labels){ s->lib, s->function, s->namespace, s->pod, s->container, s->sampled },
-		   &s->v);
-	}
-	if (r->folded)
-		fn(ctx, &(struct series_labels){ .lib = OTHER_NAME, .function = OTHER_NAME }, &other);
 }
 
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b)

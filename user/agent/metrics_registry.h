@@ -83,14 +83,6 @@ size_t metrics_registry__exposed(const struct metrics_registry *r);
 uint64_t metrics_registry__folded(const struct metrics_registry *r);
 /* A sampled series' estimated relative error (rate_spread.h); < 0: not known, no sample. */
 void metrics_registry__set_error(struct metrics_registry *r, long id, double rel_error);
-/*
- * Each exposed series' labels and totals, __other__'s last (its lib and
- * function "__other__"): what a push exports. Unlike a scrape's, a push's
- * series carry their totals from the first, since a push starts each
- * series with its start time, not at an earlier zero.
- */
-typedef void (*metrics_registry_each_fn)(void *ctx, const struct series_labels *l, const struct series_values *v);
-void metrics_registry__each(const struct metrics_registry *r, metrics_registry_each_fn fn, void *ctx);
 /* The function families into b. */
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b);
 
