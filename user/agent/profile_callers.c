@@ -88,15 +88,8 @@ static struct caller_proc *proc_of(struct profile_callers *c, pid_t pid)
 	for (size_t i = 0; i < c->nr_procs; i++)
 		if (c->procs[i].pid == pid)
 			return &c->procs[i];
-	if (c->nr_procs == c->cap_procs) {
-		size_t cap = c->cap_procs ? 2 * c->cap_procs : 16;
-
-		p = realloc(c->procs, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		c->procs = p;
-		c->cap_procs = cap;
-	}
+	if (ARRAY_RESERVE(c->procs, c->cap_procs, c->nr_procs + 1))
+		return NULL;
 	p = &c->procs[c->nr_procs++];
 	*p = (struct caller_proc){ .pid = pid, .cpu_open = -1, .cpu_free = -1 };
 	proc_group(pid, p->group, sizeof(p->group));
