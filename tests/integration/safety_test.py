@@ -100,23 +100,37 @@ def bpftrace_count(lib, fn, cmd):
     """Runs cmd while bpftrace counts fn's entries and returns; returns (entries, returns)."""
     bt = shutil.which("bpftrace")
     check(bt, "bpftrace is not installed (scripts/deps installs it)")
-    prog = (f'uprobe:{lib}:{fn} {{ @entries = count(); }} uretprobe:{lib}:{fn} {{ @returns = count(); }}')
+    # BEGIN fires once every probe is attached: "Attaching" is printed before the attach,
+    # and a SIGINT that lands while bpftrace 0.17 still attaches can be left unhandled.
+    prog = (f'BEGIN {{ printf("READY\\n"); }} '
+            f'uprobe:{lib}:{fn} {{ @entries = count(); }} uretprobe:{lib}:{fn} {{ @returns = count(); }}')
     p = subprocess.Popen([bt, "-e", prog], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         # bpftrace 0.17 first warns that it cannot raise RLIMIT_MEMLOCK (memcg accounts BPF here).
-        seen, attached = read_until(p.stdout, lambda l: l.startswith("Attaching"), 30)
+        seen, attached = read_until(p.stdout, lambda l: l.startswith("READY"), 60)
         check(attached, f"bpftrace did not start: {''.join(seen)!r}")
-        time.sleep(0.5)
         result = cmd()
     finally:
-        p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=60)
+        out = stop_bpftrace(p)
     counts = {}
     for l in out.splitlines():
         if l.startswith("@"):
             k, v = l.split(":")
             counts[k.strip("@ ")] = int(v)
     return counts.get("entries", 0), counts.get("returns", 0), result
+
+
+def stop_bpftrace(p):
+    """Its output after a SIGINT; asks again while it has not answered, then kills it."""
+    for _ in range(3):
+        p.send_signal(signal.SIGINT)
+        try:
+            return p.communicate(timeout=20)[0]
+        except subprocess.TimeoutExpired:
+            continue
+    p.kill()
+    out = p.communicate()[0]
+    check(False, f"bpftrace did not stop on SIGINT within 60 s: {out!r}")
 
 
 def test_beside_bpftrace():
