@@ -33,6 +33,7 @@ static void test_bounds(void **state)
 
 static void test_fold_is_exact_at_every_bound(void **state)
 {
+	static uint64_t fine[HIST_BUCKETS];
 	uint64_t cum[DURATION_BUCKETS];
 	size_t n = sizeof(values) / sizeof(values[0]);
 
@@ -41,6 +42,7 @@ static void test_fold_is_exact_at_every_bound(void **state)
 	for (size_t i = 0; i < n; i++)
 		hist[hist_bucket(values[i])] += i + 1;	/* distinct weights: a misplaced value shows */
 	duration_buckets_fold(hist, cum);
+	duration_fine_fold(hist, fine);
 	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
 		uint64_t want = 0;
 
@@ -48,8 +50,11 @@ static void test_fold_is_exact_at_every_bound(void **state)
 			if (values[i] <= duration_bound_ns(k))
 				want += i + 1;
 		assert_int_equal(cum[k], want);
+		assert_int_equal(fine[duration_bound_bucket(k)], want);
+		assert_int_equal(duration_bucket_high_ns(duration_bound_bucket(k)), duration_bound_ns(k));
 	}
 	assert_int_equal(cum[DURATION_BOUNDS], n * (n + 1) / 2);
+	assert_int_equal(fine[HIST_BUCKETS - 1], n * (n + 1) / 2);
 }
 
 static void test_cumulative_and_count(void **state)

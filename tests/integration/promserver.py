@@ -21,8 +21,9 @@ def require_prometheus():
 
 
 @contextlib.contextmanager
-def prometheus(target, interval="1s"):
-    """Prometheus scraping target every interval, once it says it is ready: its URL."""
+def prometheus(target, interval="1s", extra_args=()):
+    """Prometheus scraping target every interval, once it says it is ready: its URL.
+    extra_args: more of its flags (--enable-feature=native-histograms)."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="dlprof-prom.") as tmp:
         config = os.path.join(tmp, "prometheus.yml")
@@ -32,7 +33,7 @@ def prometheus(target, interval="1s"):
                        "scrape_configs": [{"job_name": "dlprof", "static_configs": [{"targets": [target]}]}]}, f)
         log = open(os.path.join(tmp, "log"), "w+")
         prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp}/data",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+                                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn", *extra_args],
                                 stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"

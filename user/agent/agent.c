@@ -20,12 +20,17 @@
 #include "agent/agent_target.h"
 #include "agent/http_server.h"
 #include "agent/metrics_registry.h"
+#include "agent/otlp_encode.h"
+#include "agent/otlp_push.h"
+#include "agent/prom_proto.h"
 #include "probe/session.h"
 #include "util/clock.h"
 
 /* The share of the time sampling windows hold their probes; how long each lasts is the attach mode's. */
 #define MIN_DUTY 0.002
 #define MAX_DUTY 0.2
+/* At SIGTERM the last push gets this long to go out, so that a short run's calls all arrive. */
+#define OTLP_LAST_PUSH_S 2.0
 /* Without probes (a reload failed, the target went away), the agent tries again this often. */
 #define RETRY_S 10.0
 
@@ -47,6 +52,10 @@ struct agent {
 	bool scrape_waits;		/* a scrape waits for an exposition of now */
 	struct kubelet_client_opts kubelet;	/* url NULL: not asked */
 	char kubelet_url[512];
+	struct otlp_push *otlp;		/* NULL: no --otlp-endpoint */
+	double next_push;
+	uint64_t start_unix_ns;		/* the pushed series' start */
+	char host[256];
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -80,6 +89,57 @@ static const char *not_ready(const struct agent *a)
 	return NULL;
 }
 
+/* The same exposition in protobuf, for the scrapers that ask for native histograms. */
+static void publish_proto(struct agent *a)
+{
+	struct prom_buf pb = { .proto = prom_proto__new() };
+	char *data;
+	size_t len;
+
+	if (!pb.proto)
+		return;
+	metrics_registry__render(a->reg, &pb);
+	agent_self_render(&a->self, &pb);
+	data = prom_proto__take(pb.proto, &len);
+	if (data)
+		http_server__publish_proto(a->http, data, len);
+	prom_proto__free(pb.proto);
+}
+
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The series as they were at the last refresh, queued for the OTLP endpoint. */
+static void push_otlp(struct agent *a)
+{
+	struct otlp_push_stats st;
+	struct otlp_encode_opts eo = {
+		.start_unix_ns = a->start_unix_ns,
+		.now_unix_ns = unix_ns(),
+		.service_version = DLPROF_VERSION,
+		.host_name = a->host[0] ? a->host : NULL,
+		.node_name = getenv("NODE_NAME"),
+		.events = (const char *const *)a->events,
+		.nr_events = a->nr_events,
+	};
+	uint8_t *data;
+	size_t len;
+
+	otlp_push__stats(a->otlp, &st);
+	eo.dropped = st.dropped;
+	data = otlp_encode(a->reg, &eo, &len);
+	if (data)
+		otlp_push__enqueue(a->otlp, data, len);
+	else
+		a->self.errors++;
+	a->next_push = mono_seconds() + a->o->otlp_interval_s;
+}
+
 static void publish(struct agent *a)
 {
 	struct prom_buf b = {};
@@ -87,6 +147,8 @@ static void publish(struct agent *a)
 
 	if (a->prof)
 		agent_profile__stats(a->prof, &a->self.prof);
+	if (a->otlp)
+		otlp_push__stats(a->otlp, &a->self.otlp_st);
 	a->self.series_exposed = metrics_registry__exposed(a->reg);
 	a->self.series_folded = metrics_registry__folded(a->reg);
 	{
@@ -96,6 +158,8 @@ static void publish(struct agent *a)
 	}
 	metrics_registry__render(a->reg, &b);
 	agent_self_render(&a->self, &b);
+	if (!b.failed && http_server__wants_proto(a->http))
+		publish_proto(a);
 	if (b.failed) {
 		prom_buf_free(&b);
 		return;		/* the last good exposition stays */
@@ -301,6 +365,8 @@ static int loop(struct agent *a)
 		uint64_t asks;
 		int timeout_ms;
 
+		if (a->otlp && a->next_push < next)
+			next = a->next_push;
 		if (a->prof) {
 			double w = agent_profile__windows(a->prof, now);
 
@@ -331,6 +397,8 @@ static int loop(struct agent *a)
 		now = mono_seconds();
 		if (now >= a->next_tick && (target_gone(a) || (!a->prof && now >= a->next_retry)))
 			restart(a);
+		if (a->otlp && now >= a->next_push)
+			push_otlp(a);
 		if (now >= a->next_tick || (a->prof && agent_profile__plan_due(a->prof)))
 			tick(a, false);
 		/* Ready (the first plan's links in) is said at once, not at the next refresh. */
@@ -344,6 +412,7 @@ static int loop(struct agent *a)
 static void agent_free(struct agent *a)
 {
 	stop_profile(a);
+	otlp_push__free(a->otlp);
 	http_server__free(a->http);
 	metrics_registry__free(a->reg);
 	for (size_t e = 0; e < a->nr_events; e++)
@@ -400,6 +469,20 @@ int agent_run(const struct agent_opts *o)
 	a.reg = metrics_registry__new((size_t)o->max_series, NULL, 0);
 	if (!a.reg)
 		goto cleanup;
+	if (o->otlp_url) {
+		a.otlp = otlp_push__new(&(struct otlp_push_opts){ o->otlp_url, o->otlp_headers, o->otlp_ca },
+					msg, sizeof(msg));
+		if (!a.otlp) {
+			agent_log("error", "what=otlp msg=\"%s\"", msg);
+			goto cleanup;
+		}
+		a.self.otlp = true;
+		a.start_unix_ns = unix_ns();
+		a.next_push = mono_seconds() + o->otlp_interval_s;
+		if (gethostname(a.host, sizeof(a.host)))
+			a.host[0] = '\0';
+		agent_log("otlp", "url=%s interval_s=%g", o->otlp_url, o->otlp_interval_s);
+	}
 	/* Until the first publish, /healthz and /readyz say 503 and /metrics has nothing to say. */
 	ret = start_profile(&a);
 	if (ret)
@@ -409,8 +492,12 @@ int agent_run(const struct agent_opts *o)
 		goto cleanup;
 	tick(&a, false);
 	ret = loop(&a);
-	/* The flush: the last counts read and served before the probes go. */
+	/* The flush: the last counts read and served (and pushed) before the probes go. */
 	tick(&a, true);
+	if (a.otlp) {
+		push_otlp(&a);
+		otlp_push__drain(a.otlp, OTLP_LAST_PUSH_S);
+	}
 	agent_log("flush", "series=%zu folded=%llu", metrics_registry__exposed(a.reg),
 		  (unsigned long long)metrics_registry__folded(a.reg));
 	status = ret ? 1 : 0;

@@ -16,6 +16,8 @@
 #define AGENT_MAX_SERIES_DEFAULT 2000
 #define AGENT_REFRESH_S_DEFAULT 1.0
 #define AGENT_SERIES_GRACE_S_DEFAULT 300.0
+/* OpenTelemetry's default metric export interval (OTEL_METRIC_EXPORT_INTERVAL). */
+#define AGENT_OTLP_INTERVAL_S_DEFAULT 60.0
 
 struct agent_opts {
 	struct probe_selection sel;	/* borrowed */
@@ -36,6 +38,10 @@ struct agent_opts {
 	const char *kubelet_url;	/* NULL: none, unless a token is given (then https://$NODE_NAME:10250) */
 	const char *kubelet_token;	/* a bearer token file */
 	const char *kubelet_ca;		/* a CA file, "insecure", or NULL: the system's */
+	const char *otlp_url;		/* the OTLP/HTTP metrics endpoint, whole; NULL: no push */
+	const char *otlp_headers;	/* OTEL_EXPORTER_OTLP_HEADERS' form */
+	const char *otlp_ca;		/* CA file of the endpoint's certificate; NULL: the system's */
+	double otlp_interval_s;
 	int verbose;
 };
 

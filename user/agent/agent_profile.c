@@ -153,6 +153,10 @@ int profile_for_rows(struct agent_profile *p, const bool *want, row_fn fn)
 		ret = fn(p, (size_t)fi, c, grp, &rows[r], &v);
 		if (ret)
 			return ret;
+		/* How the native and OTLP histograms split the series' classic buckets (series_fine.h). */
+		if (metrics_registry__set_shape(p->reg, c->series_id, st[r].hist) ||
+		    metrics_registry__set_shape(p->reg, c->sampled_id, st[r].hist))
+			return -ENOMEM;
 	}
 	return 0;
 }

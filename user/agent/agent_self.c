@@ -159,6 +159,16 @@ void agent_self_render(const struct agent_self *a, struct prom_buf *b)
 	gauge(b, "dlprof_agent_reloads_total", "counter", "Reloads (SIGHUP)", (double)a->reloads);
 	gauge(b, "dlprof_agent_errors_total", "counter", "Errors logged (attach, read, window)", (double)a->errors);
 	gauge(b, "dlprof_agent_scrapes_total", "counter", "Scrapes of /metrics served", (double)a->scrapes);
+	if (a->otlp) {
+		gauge(b, "dlprof_agent_otlp_sent_total", "counter", "OTLP export requests the endpoint took",
+		      (double)a->otlp_st.sent);
+		gauge(b, "dlprof_agent_otlp_dropped_total", "counter",
+		      "OTLP export requests dropped: the queue was full while the endpoint was down, or it refused them",
+		      (double)a->otlp_st.dropped);
+		gauge(b, "dlprof_agent_otlp_failures_total", "counter",
+		      "OTLP export attempts that failed and were retried (the endpoint down or busy)",
+		      (double)a->otlp_st.failures);
+	}
 	gauge(b, "dlprof_agent_cpu_seconds_total", "counter", "CPU time of the agent process itself", own_cpu_s());
 	gauge(b, "dlprof_agent_resident_memory_bytes", "gauge", "Resident memory of the agent process", resident_bytes());
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "agent/agent_profile.h"
+#include "agent/otlp_push.h"
 #include "agent/prom_text.h"
 
 struct agent_self {
@@ -18,6 +19,8 @@ struct agent_self {
 	uint64_t errors;
 	unsigned long scrapes;
 	double last_detach_s;
+	bool otlp;			/* pushing OTLP: otlp_st holds its counts */
+	struct otlp_push_stats otlp_st;
 };
 
 void agent_self_render(const struct agent_self *a, struct prom_buf *b);

@@ -16,6 +16,7 @@
 
 #include "agent/http_server.h"
 #include "agent/http_shed.h"
+#include "agent/prom_proto.h"
 #include "agent/prom_text.h"
 #include "util/clock.h"
 
@@ -69,6 +70,9 @@ struct http_server {
 	pthread_mutex_t lock;	/* the fields below: published by the agent, read by MHD's thread */
 	char *text;
 	size_t len;
+	char *proto;		/* the same exposition in protobuf; NULL: none yet */
+	size_t proto_len;
+	bool wants_proto;	/* a scrape asked for protobuf: the owner renders it too from now on */
 	bool published;		/* once: the agent's loop serves */
 	const char *not_ready;	/* why /readyz says 503; NULL: ready */
 	unsigned long scrapes;
@@ -319,11 +323,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	pthread_mutex_lock(&h->lock);
 	if (!strcmp(url, "/metrics")) {
+		/* Before the first protobuf exposition is rendered, the text answers (the scraper takes either). */
+		bool proto = prom_proto_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+
 		h->scrapes++;
+		h->wants_proto |= proto;
 		if (h->text)
 			wait_fresh(h);
-		ret = h->text ? reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, h->text, h->len)
-			      : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting\n", 9);
+		if (proto && h->proto)
+			ret = reply(c, MHD_HTTP_OK, PROM_PROTO_CONTENT_TYPE, h->proto, h->proto_len);
+		else
+			ret = h->text ? reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, h->text, h->len)
+				      : reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "starting\n", 9);
 	} else if (!strcmp(url, "/healthz")) {
 		ret = health(c, h);
 	} else if (!strcmp(url, "/readyz")) {
@@ -444,6 +455,28 @@ unsigned int http_server__port(const struct http_server *h)
 	return h->port;
 }
 
+bool http_server__wants_proto(struct http_server *h)
+{
+	bool wants;
+
+	pthread_mutex_lock(&h->lock);
+	wants = h->wants_proto;
+	pthread_mutex_unlock(&h->lock);
+	return wants;
+}
+
+void http_server__publish_proto(struct http_server *h, char *proto, size_t len)
+{
+	char *old;
+
+	pthread_mutex_lock(&h->lock);
+	old = h->proto;
+	h->proto = proto;
+	h->proto_len = len;
+	pthread_mutex_unlock(&h->lock);
+	free(old);
+}
+
 void http_server__publish(struct http_server *h, char *text, size_t len, const char *not_ready)
 {
 	char *old;
@@ -490,5 +523,6 @@ void http_server__free(struct http_server *h)
 	pthread_cond_destroy(&h->published_cond);
 	close_events(h);
 	free(h->text);
+	free(h->proto);
 	free(h);
 }

@@ -9,7 +9,8 @@
  * calls itself ready and 503 with its reason otherwise. Both say 503
  * before the first publish. Requests that take too long to arrive are
  * closed, the slowest first (http_shed.h), so that slow clients cannot
- * hold every connection.
+ * hold every connection. A scrape that asks for the protobuf exposition
+ * (Accept) is served it once the owner publishes one.
  */
 #ifndef DLPROF_AGENT_HTTP_SERVER_H
 #define DLPROF_AGENT_HTTP_SERVER_H
@@ -33,6 +34,17 @@ unsigned int http_server__port(const struct http_server *h);
  * says 503 (a string that outlives the server), NULL: ready.
  */
 void http_server__publish(struct http_server *h, char *text, size_t len, const char *not_ready);
+/*
+ * Has a scrape asked for the protobuf exposition (prom_proto.h)? From
+ * then on the owner renders it beside the text at each publish.
+ */
+bool http_server__wants_proto(struct http_server *h);
+/*
+ * The protobuf exposition (taken over, malloc'd) served from now on to
+ * scrapes that ask for it; published before the text it goes with, whose
+ * http_server__publish wakes the waiting scrapes.
+ */
+void http_server__publish_proto(struct http_server *h, char *proto, size_t len);
 /*
  * An eventfd that becomes readable when a scrape asks for an exposition
  * of now (read it to reset): the owner publishes, and the scrape serves

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "agent/metrics_registry.h"
+#include "agent/native_hist.h"
+#include "agent/prom_proto.h"
+#include "agent/series_fine.h"
 
 enum series_state {
 	SERIES_NEW,		/* not placed yet: not exposed */
@@ -20,6 +23,8 @@ struct series {
 	bool unserved;		/* exposed, but no scrape has been served it yet: shown at zero */
 	struct series_values v;		/* base + the last values set */
 	struct series_values base;
+	struct sparse_hist shape;	/* its kernel row's log-linear buckets (series_fine.h) */
+	struct sparse_hist fine_base;	/* base's log-linear buckets: the earlier sessions' */
 	double rel_error;	/* sampled: its estimated relative error; < 0: not known */
 	double calls_at_settle;	/* activity: calls since the last settle */
 	double activity;
@@ -33,6 +38,8 @@ struct metrics_registry {
 	uint64_t folded;
 	uint64_t retired;
 	struct series_values other_retired;	/* folded series retired: __other__ keeps their totals */
+	double *other_fine;	/* ... and their log-linear buckets (HIST_BUCKETS) */
+	double *fine;		/* scratch: one series' log-linear buckets as it is served */
 	bool other_served;	/* a scrape has been served __other__ (at zero) */
 	const char *const *events;
 	size_t nr_events;
@@ -46,6 +53,12 @@ struct metrics_registry *metrics_registry__new(size_t max_series, const char *co
 
 	if (!r)
 		return NULL;
+	r->other_fine = calloc(HIST_BUCKETS, sizeof(*r->other_fine));
+	r->fine = calloc(HIST_BUCKETS, sizeof(*r->fine));
+	if (!r->other_fine || !r->fine) {
+		metrics_registry__free(r);
+		return NULL;
+	}
 	r->max_series = max_series < 2 ? 2 : max_series;
 	r->events = events;
 	r->nr_events = nr_events;
@@ -65,6 +78,8 @@ static void series_free(struct series *s)
 	free(s->namespace);
 	free(s->pod);
 	free(s->container);
+	sparse_hist_free(&s->shape);
+	sparse_hist_free(&s->fine_base);
 }
 
 void metrics_registry__free(struct metrics_registry *r)
@@ -74,10 +89,23 @@ void metrics_registry__free(struct metrics_registry *r)
 	for (size_t i = 0; i < r->nr; i++)
 		series_free(&r->series[i]);
 	free(r->series);
+	free(r->other_fine);
+	free(r->fine);
 	free(r);
 }
 
 static void add_values(struct series_values *sum, const struct series_values *v);
+
+/* out[b] += the calls of s in log-linear bucket b: the earlier sessions' and this one's, split as its shape. */
+static void add_fine(const struct series *s, double *out)
+{
+	double cum[DURATION_BUCKETS];
+
+	for (size_t k = 0; k < DURATION_BUCKETS; k++)
+		cum[k] = s->v.duration_le[k] - s->base.duration_le[k];
+	sparse_hist_add_to(&s->fine_base, out);
+	series_fine_expand(cum, &s->shape, out);
+}
 
 static bool same(const char *a, const char *b)
 {
@@ -149,9 +177,10 @@ void metrics_registry__retire(struct metrics_registry *r, long id)
 	if (id < 0 || (size_t)id >= r->nr || r->series[id].state == SERIES_RETIRED)
 		return;
 	s = &r->series[id];
-	if (s->state == SERIES_FOLDED)
+	if (s->state == SERIES_FOLDED) {
 		add_values(&r->other_retired, &s->v);
-	else if (s->state == SERIES_EXPOSED)
+		add_fine(s, r->other_fine);
+	} else if (s->state == SERIES_EXPOSED)
 		r->exposed--;
 	series_free(s);
 	*s = (struct series){ .state = SERIES_RETIRED };
@@ -174,10 +203,29 @@ void metrics_registry__set(struct metrics_registry *r, long id, const struct ser
 	add_values(&s->v, v);
 }
 
+int metrics_registry__set_shape(struct metrics_registry *r, long id, const __u64 *hist)
+{
+	if (id < 0 || (size_t)id >= r->nr || r->series[id].state == SERIES_RETIRED)
+		return 0;
+	return sparse_hist_set_u64(&r->series[id].shape, hist);
+}
+
 void metrics_registry__rebase(struct metrics_registry *r)
 {
-	for (size_t i = 0; i < r->nr; i++)
-		r->series[i].base = r->series[i].v;
+	for (size_t i = 0; i < r->nr; i++) {
+		struct series *s = &r->series[i];
+
+		if (s->state == SERIES_RETIRED)
+			continue;
+		/* The next session's rows start at zero: what the shape split so far becomes the base's buckets. */
+		for (size_t b = 0; b < HIST_BUCKETS; b++)
+			r->fine[b] = 0;
+		add_fine(s, r->fine);
+		/* Out of memory (a few KiB): this series' native buckets miss the calls of the session before. */
+		if (!sparse_hist_set(&s->fine_base, r->fine))
+			s->shape.n = 0;
+		s->base = s->v;
+	}
 }
 
 static struct series *least_active_exposed(struct metrics_registry *r)
@@ -302,25 +350,47 @@ static size_t labels_of(const struct series *s, struct prom_label *l)
 	return NR_LABELS;
 }
 
-/* What one family prints of one series. */
+/* What one family prints of one series; fine: its cumulative log-linear buckets, for the protobuf exposition. */
 typedef void (*family_sample)(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
-			      size_t nl, const struct series_values *v);
+			      size_t nl, const struct series_values *v, const double *fine);
 
 static void calls_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
-			 size_t nl, const struct series_values *v)
+			 size_t nl, const struct series_values *v, const double *fine)
 {
 	(void)r;
+	(void)fine;
 	prom_sample(b, "dlprof_calls_total", l, nl, NULL, NULL, v->calls);
 }
 
+/* The protobuf exposition's: the classic buckets and the native ones of the whole log-linear histogram. */
+static void duration_proto(struct prom_proto *p, const struct prom_label *l, size_t nl, const struct series_values *v,
+			   const double *fine)
+{
+	static struct native_hist nh;	/* large: one scrape renders at a time, on the agent's thread */
+	double upper_s[DURATION_BOUNDS], cum[DURATION_BOUNDS];
+
+	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
+		upper_s[k] = (double)duration_bound_ns(k) / 1e9;
+		cum[k] = v->duration_le[k];
+	}
+	native_hist_from_cum(fine, &nh);
+	prom_proto__histogram(p, l, nl, &(struct prom_hist){
+		.count = v->duration_le[DURATION_BOUNDS], .sum = v->duration_sum_s,
+		.nr_bounds = DURATION_BOUNDS, .upper_s = upper_s, .cum = cum, .native = &nh });
+}
+
 static void duration_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
-			    size_t nl, const struct series_values *v)
+			    size_t nl, const struct series_values *v, const double *fine)
 {
 	char le[32];
 
 	(void)r;
 	if (!v->timed)
 		return;
+	if (b->proto) {
+		duration_proto(b->proto, l, nl, v, fine);
+		return;
+	}
 	for (size_t k = 0; k < DURATION_BOUNDS; k++) {
 		duration_bound_label(k, le, sizeof(le));
 		prom_sample(b, "dlprof_call_duration_seconds_bucket", l, nl, "le", le, v->duration_le[k]);
@@ -331,16 +401,18 @@ static void duration_sample(const struct metrics_registry *r, struct prom_buf *b
 }
 
 static void oncpu_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
-			 size_t nl, const struct series_values *v)
+			 size_t nl, const struct series_values *v, const double *fine)
 {
 	(void)r;
+	(void)fine;
 	if (v->timed)
 		prom_sample(b, "dlprof_oncpu_seconds_total", l, nl, NULL, NULL, v->oncpu_s);
 }
 
 static void event_sample(const struct metrics_registry *r, struct prom_buf *b, const struct prom_label *l,
-			 size_t nl, const struct series_values *v)
+			 size_t nl, const struct series_values *v, const double *fine)
 {
+	(void)fine;
 	if (!v->timed)
 		return;
 	for (size_t e = 0; e < r->nr_events; e++)
@@ -385,6 +457,44 @@ static void render_errors(const struct metrics_registry *r, struct prom_buf *b)
 	}
 }
 
+/*
+ * The cumulative log-linear buckets of series s (NULL: __other__, the
+ * folded series' and the retired ones'), or zero ones; in r's scratch.
+ */
+static const double *fine_cum(const struct metrics_registry *r, const struct series *s, bool zero)
+{
+	for (size_t b = 0; b < HIST_BUCKETS; b++)
+		r->fine[b] = zero || s ? 0 : r->other_fine[b];
+	if (zero)
+		return r->fine;
+	if (s)
+		add_fine(s, r->fine);
+	for (size_t i = 0; !s && i < r->nr; i++)
+		if (r->series[i].state == SERIES_FOLDED)
+			add_fine(&r->series[i], r->fine);
+	series_fine_cumulate(r->fine);
+	return r->fine;
+}
+
+void metrics_registry__each(const struct metrics_registry *r, metrics_registry_each_fn fn, void *ctx)
+{
+	struct series_values other = r->other_retired;
+
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct series *s = &r->series[i];
+
+		if (s->state == SERIES_FOLDED)
+			add_values(&other, &s->v);
+		if (s->state != SERIES_EXPOSED)
+			continue;
+		fn(ctx, &(struct series_labels){ s->lib, s->function, s->namespace, s->pod, s->container, s->sampled },
+		   &s->v, s->v.timed ? fine_cum(r, s, false) : NULL);
+	}
+	if (r->folded)
+		fn(ctx, &(struct series_labels){ .lib = OTHER_NAME, .function = OTHER_NAME }, &other,
+		   other.timed ? fine_cum(r, NULL, false) : NULL);
+}
+
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b)
 {
 	struct series other = { .lib = OTHER_NAME, .function = OTHER_NAME, .v = r->other_retired };
@@ -395,6 +505,9 @@ void metrics_registry__render(const struct metrics_registry *r, struct prom_buf 
 		if (r->series[i].state == SERIES_FOLDED)
 			add_values(&other.v, &r->series[i].v);
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		/* Only the protobuf exposition's native histogram needs the log-linear buckets. */
+		bool fine = b->proto && families[f].sample == duration_sample;
+
 		if (families[f].sample == event_sample && !r->nr_events)
 			continue;
 		prom_family(b, families[f].name, families[f].type, families[f].help);
@@ -402,11 +515,13 @@ void metrics_registry__render(const struct metrics_registry *r, struct prom_buf 
 			const struct series *s = &r->series[i];
 
 			if (s->state == SERIES_EXPOSED)
-				families[f].sample(r, b, l, labels_of(s, l), shown_values(&s->v, s->unserved, &zero));
+				families[f].sample(r, b, l, labels_of(s, l), shown_values(&s->v, s->unserved, &zero),
+						   fine && s->v.timed ? fine_cum(r, s, s->unserved) : NULL);
 		}
 		if (r->folded)
 			families[f].sample(r, b, l, labels_of(&other, l),
-					   shown_values(&other.v, !r->other_served, &zero));
+					   shown_values(&other.v, !r->other_served, &zero),
+					   fine && other.v.timed ? fine_cum(r, NULL, !r->other_served) : NULL);
 	}
 	render_errors(r, b);
 }

@@ -49,6 +49,12 @@ long metrics_registry__series(struct metrics_registry *r, const struct series_la
 /* A series' totals now (added to its base). */
 void metrics_registry__set(struct metrics_registry *r, long id, const struct series_values *v);
 /*
+ * The kernel's log-linear buckets (HIST_BUCKETS) of the row a series'
+ * calls are counted in, since the session loaded: how its native and
+ * OTLP histograms split its classic buckets (series_fine.h). 0 or -ENOMEM.
+ */
+int metrics_registry__set_shape(struct metrics_registry *r, long id, const __u64 *hist);
+/*
  * What the series hold becomes their base: the next values set count
  * from zero again (a reload starts a new session) and are added to it.
  */
@@ -83,6 +89,17 @@ size_t metrics_registry__exposed(const struct metrics_registry *r);
 uint64_t metrics_registry__folded(const struct metrics_registry *r);
 /* A sampled series' estimated relative error (rate_spread.h); < 0: not known, no sample. */
 void metrics_registry__set_error(struct metrics_registry *r, long id, double rel_error);
+/*
+ * Each exposed series' labels and totals, __other__'s last (its lib and
+ * function "__other__"): what a push exports; fine_cum, when timed: its
+ * cumulative counts per log-linear bucket (HIST_BUCKETS, series_fine.h),
+ * valid during the call. Unlike a scrape's, a push's
+ * series carry their totals from the first, since a push starts each
+ * series with its start time, not at an earlier zero.
+ */
+typedef void (*metrics_registry_each_fn)(void *ctx, const struct series_labels *l, const struct series_values *v,
+					 const double *fine_cum);
+void metrics_registry__each(const struct metrics_registry *r, metrics_registry_each_fn fn, void *ctx);
 /* The function families into b. */
 void metrics_registry__render(const struct metrics_registry *r, struct prom_buf *b);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/prom_proto.h"
 #include "agent/prom_text.h"
 
 static bool reserve(struct prom_buf *b, size_t more)
@@ -40,7 +41,7 @@ static void put(struct prom_buf *b, const char *s, size_t len)
 void prom_buf_free(struct prom_buf *b)
 {
 	free(b->data);
-	*b = (struct prom_buf){};
+	*b = (struct prom_buf){ .proto = b->proto };
 }
 
 void prom_printf(struct prom_buf *b, const char *fmt, ...)
@@ -90,6 +91,10 @@ void prom_escape_value(struct prom_buf *b, const char *value)
 
 void prom_family(struct prom_buf *b, const char *name, const char *type, const char *help)
 {
+	if (b->proto) {
+		prom_proto__family(b->proto, name, type, help);
+		return;
+	}
 	prom_printf(b, "# HELP %s ", name);
 	put_escaped(b, help, false);
 	prom_printf(b, "\n# TYPE %s %s\n", name, type);
@@ -137,6 +142,10 @@ void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *
 {
 	bool first = true;
 
+	if (b->proto) {
+		prom_proto__sample(b->proto, labels, nr_labels, extra_name, extra_value, value);
+		return;
+	}
 	put(b, name, strlen(name));
 	for (size_t i = 0; i < nr_labels; i++)
 		if (labels[i].value)

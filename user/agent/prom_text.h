@@ -12,12 +12,19 @@
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* A growing text; on allocation failure it stays as it was and failed is set. */
+struct prom_proto;
+
+/*
+ * A growing text; on allocation failure it stays as it was and failed is
+ * set. With proto set, prom_family and prom_sample build the protobuf
+ * exposition there instead (prom_proto.h), and the text stays empty.
+ */
 struct prom_buf {
 	char *data;
 	size_t len;
 	size_t cap;
 	bool failed;
+	struct prom_proto *proto;
 };
 
 struct prom_label {

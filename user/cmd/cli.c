@@ -385,6 +385,19 @@ static int on_k8s_pod(struct profile_opts *o, const char *arg, char *err, size_t
 	return 0;
 }
 
+static int on_otlp_endpoint(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+		return fail(err, err_sz, "--otlp-endpoint: '%s' is not an http:// or https:// URL (e.g. http://otel-collector:4318)", arg);
+	o->otlp_endpoint = arg;
+	return 0;
+}
+
+static int on_otlp_interval(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return parse_seconds(arg, "-otlp-interval", &o->otlp_interval_s, err, err_sz);
+}
+
 static int on_kubelet_url(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
@@ -452,6 +465,8 @@ static const struct cli_option options[] = {
 	{ CLI_AGENT, "kubelet-url", 0, "URL", "ask this kubelet's /pods for pod names and namespaces (default with --kubelet-token: https://$NODE_NAME:10250)", on_kubelet_url, 0 },
 	{ CLI_AGENT, "kubelet-token", 0, "FILE", "bearer token for the kubelet (a service account's token file)", on_kubelet_token, 0 },
 	{ CLI_AGENT, "kubelet-ca", 0, "FILE", "CA of the kubelet's certificate, or insecure (default: the system's CAs)", on_kubelet_ca, 0 },
+	{ CLI_AGENT, "otlp-endpoint", 0, "URL", "also push the series as OTLP/HTTP metrics to this collector (v1/metrics appended; docs/agent.md)", on_otlp_endpoint, 0 },
+	{ CLI_AGENT, "otlp-interval", 0, "SECONDS", "between OTLP pushes (default 60, or OTEL_METRIC_EXPORT_INTERVAL)", on_otlp_interval, 0 },
 	{ CLI_AGENT, "pod", 0, "GLOB", "only containers of pods whose name matches GLOB, pods started later too", on_k8s_pod, 0 },
 	{ CLI_ALL, "help", 'h', NULL, "show this help", NULL, FLAG(help) },
 	{ CLI_PROBING, "version", 'V', NULL, "show the version", NULL, FLAG(version) },

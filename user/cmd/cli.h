@@ -92,6 +92,8 @@ struct profile_opts {
 	size_t max_functions;		/* --max-functions; 0: the default bound (probe_table.h) */
 	double refresh_s;		/* --refresh: how often the metrics are read; 0: not given */
 	double series_grace_s;		/* --series-grace: a removed container's series kept; 0: not given */
+	const char *otlp_endpoint;	/* --otlp-endpoint URL: OTLP/HTTP collector, "v1/metrics" appended */
+	double otlp_interval_s;		/* --otlp-interval: between pushes; 0: not given */
 	const char *k8s_namespace;	/* --namespace GLOB: only pods of matching namespaces; NULL: any */
 	const char *k8s_pod;		/* --pod GLOB: only matching pods; NULL: any */
 	const char *kubelet_url;	/* --kubelet-url */

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/http_server.h"
+#include "agent/otlp_push.h"
 #include "cmd/cli.h"
 #include "cmd/cmd_agent.h"
 #include "cmd/version.h"
@@ -39,6 +42,7 @@ static const struct {
 	{ "DLPROF_AGENT_KUBELET_CA", "kubelet-ca", 0 },
 	{ "DLPROF_AGENT_EVENTS", "event", 'e' },
 	{ "DLPROF_AGENT_ATTACH", "attach", 0 },
+	{ "OTEL_EXPORTER_OTLP_ENDPOINT", "otlp-endpoint", 0 },
 };
 
 #define NR_ENV_FLAGS (sizeof(env_flags) / sizeof(env_flags[0]))
@@ -107,12 +111,76 @@ static const char *from_env(const char *err, const bool *used)
 	return "";
 }
 
+/* OpenTelemetry's variables: the signal's own (…_METRICS_…) before the general one. */
+static const char *otel_env(const char *metrics_name, const char *name)
+{
+	const char *v = getenv(metrics_name);
+
+	return v && *v ? v : getenv(name) && *getenv(name) ? getenv(name) : NULL;
+}
+
+/*
+ * The OTLP push's settings from --otlp-endpoint and OpenTelemetry's
+ * variables (docs/agent.md): the flag, else OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+ * as it is, else OTEL_EXPORTER_OTLP_ENDPOINT (which became the flag).
+ * Non-zero after a one-line message when one is bad.
+ */
+static int otlp_options(int argc, char **argv, const struct profile_opts *opts, struct agent_opts *ao,
+			char *url, size_t url_sz)
+{
+	const char *whole = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+	const char *interval_ms = getenv("OTEL_METRIC_EXPORT_INTERVAL");
+	char *lines[OTLP_MAX_HEADERS];
+	int n;
+
+	if (whole && *whole && !flag_given(argc, argv, "otlp-endpoint", 0)) {
+		if (strncmp(whole, "http://", 7) && strncmp(whole, "https://", 8)) {
+			errmsg("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '%s' is not an http:// or https:// URL", whole);
+			return -1;
+		}
+		snprintf(url, url_sz, "%s", whole);
+	} else if (!opts->otlp_endpoint) {
+		return 0;
+	} else if (otlp_metrics_url(opts->otlp_endpoint, url, url_sz)) {
+		errmsg("--otlp-endpoint: '%s' is too long", opts->otlp_endpoint);
+		return -1;
+	}
+	ao->otlp_url = url;
+	ao->otlp_headers = otel_env("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS");
+	ao->otlp_ca = otel_env("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE");
+	ao->otlp_interval_s = opts->otlp_interval_s ?: AGENT_OTLP_INTERVAL_S_DEFAULT;
+	if (!opts->otlp_interval_s && interval_ms && *interval_ms) {
+		char *end;
+		double ms = strtod(interval_ms, &end);
+
+		if (*end || !(ms > 0)) {
+			errmsg("OTEL_METRIC_EXPORT_INTERVAL: '%s' is not a positive number of milliseconds", interval_ms);
+			return -1;
+		}
+		ao->otlp_interval_s = ms / 1e3;
+	}
+	/* Checked here, so that a bad variable stops the agent before it attaches. */
+	n = otlp_header_lines(ao->otlp_headers, lines, OTLP_MAX_HEADERS);
+	if (n < 0) {
+		errmsg("OTEL_EXPORTER_OTLP_HEADERS: '%s' is not name=value[,name=value...] with at most %d names",
+		       ao->otlp_headers, OTLP_MAX_HEADERS);
+		return -1;
+	}
+	while (n)
+		free(lines[--n]);
+	if (ao->otlp_ca && access(ao->otlp_ca, R_OK)) {
+		errmsg("OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read '%s': %s", ao->otlp_ca, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct profile_opts opts;
 	struct agent_opts ao;
 	bool env_used[NR_ENV_FLAGS] = {};
-	char err[512];
+	char err[512], otlp_url[2048];
 	int full_argc, status;
 	char **full = with_env(argc, argv, &full_argc, env_used);
 
@@ -157,6 +225,10 @@ int cmd_agent(int argc, char **argv)
 		.verbose = opts.verbose,
 	};
 	cli_selection(&opts, &ao.sel);
+	if (otlp_options(argc, argv, &opts, &ao, otlp_url, sizeof(otlp_url))) {
+		status = EXIT_USAGE;
+		goto cleanup;
+	}
 	status = agent_run(&ao);
 cleanup:
 	cli_opts_free(&opts);
