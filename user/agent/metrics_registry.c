@@ -362,7 +362,7 @@ static void calls_sample(const struct metrics_registry *r, struct prom_buf *b, c
 	prom_sample(b, "dlprof_calls_total", l, nl, NULL, NULL, v->calls);
 }
 
-/* The protobuf exposition's: the classic buckets and the native ones of the whole log-linear histogram. */
+/* The protobuf exposition's: the classic buckets, and the native ones of the series' log-linear buckets (fine). */
 static void duration_proto(struct prom_proto *p, const struct prom_label *l, size_t nl, const struct series_values *v,
 			   const double *fine)
 {
