@@ -4,7 +4,7 @@
 containers start and stop for a bounded time while the agent probes the
 test library system-wide.
 
-    sudo bench/agent_soak.py [--build build] [--minutes 10] [--grace 5] [--warmup S]
+    sudo bench/agent_soak.py [--build build] [--minutes 10] [--grace 5] [--warmup S] [--exports]
 
   steady     host processes, one after another, each `count 2000` calls of
              dlt_add: at the end the host's dlt_add series must equal their
@@ -17,6 +17,10 @@ test library system-wide.
              the first fifth of the run, at least 30 s), its BPF maps and links
              (fds of /proc/PID/fdinfo: none leaked), the kernel group map's
              entries (bpftool: bounded), the series and containers it keeps.
+
+With --exports the agent also serves a protobuf scrape (native histograms)
+before each text one and pushes OTLP every second to a local receiver
+(tests/integration/otlpserver.py): the exporters' memory under the churn.
 
 Exits 1 when a check fails. Prints a table and one JSON line.
 """
@@ -91,6 +95,13 @@ def group_map_entries(pid):
 def scrape(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
         return r.read().decode()
+
+
+def scrape_proto(port):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={
+        "Accept": "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.read()
 
 
 def value(text, name, *must):
@@ -180,6 +191,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=None,
                     help="seconds before RSS must stay flat (default: a fifth of the run, at least 30)")
     ap.add_argument("--no-containers", action="store_true", help="host processes only (no podman)")
+    ap.add_argument("--exports", action="store_true",
+                    help="protobuf scrapes (native histograms) and OTLP pushes every second to a local receiver too")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     lib = os.path.join(build, "tests/progs/libdltest.so")
@@ -193,11 +206,19 @@ def main():
         shutil.copy(os.path.join(build, "user/dlprof-bpf"), agent_bin)
         port = free_port()
         log = open(os.path.join(tmp, "agent.log"), "w+")
+        extra, a.rx = [], None
+        if a.exports:
+            from otlpserver import Receiver, require_protobuf
+            require_protobuf()
+            a.rx = Receiver().start()
+            extra = ["--otlp-endpoint", f"http://127.0.0.1:{a.rx.port}", "--otlp-interval", "1"]
         agent = subprocess.Popen([agent_bin, "agent", "--lib", lib, "--listen", f"127.0.0.1:{port}", "--refresh", "0.5",
-                                  "--max-overhead", "off", "--series-grace", str(a.grace)], stderr=log)
+                                  "--max-overhead", "off", "--series-grace", str(a.grace)] + extra, stderr=log)
         try:
             return soak(a, agent, port, driver, lib, log)
         finally:
+            if a.rx:
+                a.rx.stop()
             if agent.poll() is None:
                 agent.kill()
                 agent.wait()
@@ -238,6 +259,8 @@ def soak(a, agent, port, driver, lib, log):
         samples = []
         while time.time() < end:
             t = time.time()
+            if a.exports:
+                scrape_proto(port)
             text = scrape(port)
             samples.append({"t": round(t - start, 1), "rss": rss(agent.pid), "fds": bpf_fds(agent.pid),
                             "groups": group_map_entries(agent.pid),
@@ -265,13 +288,15 @@ def soak(a, agent, port, driver, lib, log):
         "agent exit 0 on SIGTERM": rc == 0,
         "workloads ran": not churn.errors,
     }
+    if a.rx:
+        checks["OTLP pushes received"] = a.rx.count() > 0
     res = {"minutes": a.minutes, "processes": churn.procs + churn.steady_calls // 2000, "containers": churn.containers,
            "steady_calls": churn.steady_calls, "steady_seen": steady_seen, "series_retired": retired,
            "rss_warm_min_mib": round(min(rss_after) / 2**20, 2), "rss_warm_max_mib": round(max(rss_after) / 2**20, 2),
            "rss_first_mib": round(samples[0]["rss"] / 2**20, 2) if samples else None,
            "bpf_fds_maps_links_progs": sorted(fds_after), "group_map_entries_max": max(s["groups"] for s in samples + [final]),
            "group_map_entries_end": final["groups"], "containers_end": final["containers"],
-           "errors": churn.errors[:5], "checks": checks}
+           "errors": churn.errors[:5], "otlp_pushes": a.rx.count() if a.rx else None, "checks": checks}
     print(f"{'minutes':28} {a.minutes}")
     print(f"{'processes / containers':28} {res['processes']} / {res['containers']}")
     print(f"{'steady calls (seen)':28} {churn.steady_calls} ({steady_seen:.0f})")
