@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -17,6 +18,8 @@ from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 CALLERS_DRIVER = os.environ.get("CALLERS_DRIVER", "")
 CALLERS_LIB = os.environ.get("CALLERS_LIB", "")
 DRIVER_NAME = os.path.basename(CALLERS_DRIVER)
+REUSE_ONE = os.environ.get("CALLERS_REUSE_ONE", "")
+REUSE_TWO = os.environ.get("CALLERS_REUSE_TWO", "")
 FUNCS = ["--lib", LIB, "--func", "dlt_add,dlt_test_je", "--by", "caller"]
 
 
@@ -167,6 +170,38 @@ def test_record_report_by_caller():
                            capture_output=True, text=True, timeout=120)
         check(p.returncode == 0, f"record without the key: {p.returncode} {p.stderr}")
         expect_error([DLPROF, "report", plain, "--by", "caller"], "record it with --by caller")
+
+
+def run_at_pid(pid, args):
+    """Run args until one run gets pid; the number of runs it took."""
+    for runs in range(1, 41):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        check(p.wait(timeout=60) == 0, f"{args}: exit {p.returncode}")
+        if p.pid == pid:
+            return runs
+    raise AssertionError(f"no run of {args} got pid {pid} in 40 tries: other processes took it")
+
+
+@modes("session", "multi")
+def test_by_caller_pid_reused():
+    """A process that exits frees its pid: another program that takes it and returns to the very
+    address the first did (two position-dependent builds alike but for their caller's name)
+    is named from its own mapping, its calls apart and exact, not merged into the first's row."""
+    if not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        raise Skip("this kernel has no /proc/sys/kernel/ns_last_pid to hand a pid out again")
+    n1, n2 = 30, 70
+    prof = start_profiler(["--lib", LIB, "--func", "dlt_add", "--by", "caller"])
+    first = subprocess.Popen([REUSE_ONE, str(n1)])
+    check(first.wait(timeout=60) == 0, f"first program: exit {first.returncode}")
+    # The profiler retires an exited process's entries once a second.
+    time.sleep(2.5)
+    runs = run_at_pid(first.pid, [REUSE_TWO, str(n2)])
+    doc = stop_profiler(prof)
+    got = {(r["caller"], r["caller_module"]): r["calls"] for r in doc["functions"]}
+    want = {("caller_one", os.path.basename(REUSE_ONE)): n1, ("caller_two", os.path.basename(REUSE_TWO)): n2 * runs}
+    check(got == want, f"rows {got}, want {want} (pid {first.pid} reused after {runs} runs)")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,12 @@
 #define EXIT_TARGET_GONE 3
 /* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
 #define RECORD_DRAIN_MS 50
+/*
+ * --by caller: how often the processes that exited leave the kernel's
+ * table. A pid is reused only after the kernel has handed out the others
+ * (pid_max), far more than a sweep's worth of forks.
+ */
+#define CALLER_SWEEP_S 1.0
 /* An attach or detach says how far it is once it has taken this long... */
 #define PROGRESS_AFTER_S 1.0
 /* ...on one line rewritten in place on a terminal, else on a new line this often. */
@@ -569,6 +575,7 @@ static int run_loop(struct live *l, double start)
 {
 	double deadline = l->opts.duration_s ? start + l->opts.duration_s : 0;
 	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
+	double next_sweep = l->opts.by == ATTR_BY_CALLER ? start + CALLER_SWEEP_S : 0;
 
 	for (;;) {
 		struct pollfd fds[4] = {
@@ -584,6 +591,8 @@ static int run_loop(struct live *l, double start)
 			wake = next_tick;
 		if (due && (!wake || due < wake))
 			wake = due;
+		if (next_sweep && (!wake || next_sweep < wake))
+			wake = next_sweep;
 		if (wake)
 			timeout = wake > now ? (int)((wake - now) * 1e3) + 1 : 0;
 		/* Records are submitted without wakeups: drain them on a timer. */
@@ -613,6 +622,10 @@ static int run_loop(struct live *l, double start)
 			return 0;
 		}
 		overhead_watch__check(l->watch, l->session, now, &l->overhead_warned);
+		if (next_sweep && now >= next_sweep) {
+			session__retire_exited_callers(l->session);
+			next_sweep = now + CALLER_SWEEP_S;
+		}
 		if (next_tick && now >= next_tick) {
 			print_report(l, false);
 			next_tick += l->opts.interval_s;

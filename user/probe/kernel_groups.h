@@ -36,6 +36,14 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
  * aggregate entries freed, or -errno.
  */
 int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_maps *km);
+/*
+ * By caller: move the aggregates of the processes that exited since they
+ * were first seen (by pid and start time, pid_lives.h) out of the kernel's
+ * table into rows kept here, named as they were, and free their mappings
+ * (caller_meta), so that a process that takes a freed pid is named from
+ * its own mappings, its calls apart. The processes retired, or -errno.
+ */
+int kernel_groups__retire_exited(struct kernel_groups *kg, const struct kernel_maps *km);
 /* The merged stats of the last read's rows, row for row (the histograms a row's summary leaves out). */
 const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg);
 void kernel_groups__free(struct kernel_groups *kg);

@@ -855,6 +855,15 @@ int session__forget_removed_groups(struct session *s)
 	return s->groups ? kernel_groups__forget_removed(s->groups, &s->maps) : 0;
 }
 
+int session__retire_exited_callers(struct session *s)
+{
+	if (s->opts.by != ATTR_BY_CALLER)
+		return 0;
+	if (!s->groups)
+		s->groups = kernel_groups__new(s->opts.by, NULL);
+	return s->groups ? kernel_groups__retire_exited(s->groups, &s->maps) : -ENOMEM;
+}
+
 const struct func_stats *session__group_stats(const struct session *s)
 {
 	return kernel_groups__stats(s->groups);
