@@ -172,6 +172,88 @@ def test_record_report_by_caller():
         expect_error([DLPROF, "report", plain, "--by", "caller"], "record it with --by caller")
 
 
+def start_waiting_callers(n, argv0=None):
+    """The callers driver waiting for "go" lines (itest.drive/finish speak to it)."""
+    d = subprocess.Popen([argv0 or CALLERS_DRIVER, "--wait", str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    line = d.stdout.readline()
+    check(line.startswith("ready "), f"callers driver did not start: {line!r}")
+    return d
+
+
+@modes("session", "multi", "classic")
+def test_by_caller_pid_target():
+    """-p: a running process's calls per caller, exact over two rounds, named after it exited."""
+    n = 50
+    d = start_waiting_callers(n)
+    try:
+        prof = start_profiler(FUNCS + ["-p", str(d.pid)])
+        drive(d)
+        drive(d)
+    finally:
+        finish(d)
+    doc = stop_profiler(prof)
+    check_rows(doc, expected(n, runs=2))
+
+
+@modes("session", "multi")
+def test_by_caller_cgroup_target():
+    """--cgroup: the calls of the processes in the cgroup, per caller and exact; a process outside
+    calling from the same sites counts for nothing."""
+    from containers import move_into, scratch_cgroup
+    n = 30
+    with scratch_cgroup("callers") as cg:
+        inside, outside = start_waiting_callers(n), start_waiting_callers(n)
+        try:
+            move_into(cg, inside.pid)
+            prof = start_profiler(FUNCS + ["--cgroup", cg])
+            for d in (inside, outside):
+                drive(d)
+            doc = stop_profiler(prof)
+        finally:
+            for d in (inside, outside):
+                finish(d)
+    check_rows(doc, expected(n))
+
+
+@modes("session", "multi")
+def test_by_caller_container_target():
+    """--container: a podman container's driver, its own copies of the two libraries (other inodes,
+    another mount namespace) and a host process calling too: the container's calls per caller,
+    exact, named from the container's files after it exited."""
+    from containers import PODMAN_RUN, image_from_files, require_podman
+    require_podman()
+    n = 20
+    out = subprocess.run(["ldd", CALLERS_DRIVER], capture_output=True, text=True, check=True).stdout
+    deps = [w.split("=>")[-1].split("(")[0].strip() for w in out.splitlines()]
+    files = [(d, d.lstrip("/")) for d in deps if d.startswith("/") and
+             os.path.basename(d) not in (os.path.basename(LIB), os.path.basename(CALLERS_LIB))]
+    files += [(CALLERS_DRIVER, "app/" + DRIVER_NAME), (LIB, "app/" + os.path.basename(LIB)),
+              (CALLERS_LIB, "app/" + os.path.basename(CALLERS_LIB))]
+    with image_from_files("callers", files) as image, tempfile.TemporaryDirectory() as tmp:
+        cidfile = os.path.join(tmp, "cid")
+        c = subprocess.Popen(PODMAN_RUN + ["--cidfile", cidfile, "-e", "LD_LIBRARY_PATH=/app", image,
+                                           "/app/" + DRIVER_NAME, "--wait", str(n)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        host = None
+        try:
+            line = c.stdout.readline()
+            check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+            cid = open(cidfile).read().strip()
+            host = start_waiting_callers(n)
+            # By name: the container's copy is another file than the host's (docs/containers.md).
+            os.environ["LD_LIBRARY_PATH"] = os.path.dirname(LIB)
+            prof = start_profiler(["--lib", os.path.basename(LIB)] + FUNCS[2:] + ["--container", cid[:12]])
+            for d in (c, host):
+                drive(d)
+        finally:
+            for d in (c, host):
+                if d:
+                    finish(d)
+        doc = stop_profiler(prof)
+    check_rows(doc, expected(n))
+
+
 def run_at_pid(pid, args):
     """Run args until one run gets pid; the number of runs it took."""
     for runs in range(1, 41):
