@@ -92,21 +92,52 @@ def test_by_caller_system_wide():
     check_rows(doc, expected(n, runs=2))
 
 
+def table_rows(stdout):
+    """The table's rows below its header: [(name, library, calls)], callers indented by two spaces."""
+    lines = stdout.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("FUNCTION"))
+    rows = []
+    for l in lines[head + 1:]:
+        if l.startswith("#") or not l.strip():
+            break
+        name = l[:len(l) - len(l.lstrip())] + l.split()[0] if not l.lstrip().startswith("(") else \
+            l[:len(l) - len(l.lstrip())] + " ".join(l.split()[:3])
+        w = l[len(name):].split()
+        rows.append((name, w[0], int(w[1])))
+    return lines, rows
+
+
 @modes("session")
 def test_by_caller_table_and_csv():
-    """The table puts CALLER and CALLER_MODULE before each function and says the key was on;
-    CSV has the two as its last keys."""
+    """The table nests each function's callers under it (their module in LIBRARY), by time; with
+    --callers 2 the two that took the most time and one row of the rest, whose calls make up the
+    function's; CSV has caller and caller_module as its last keys."""
     n = 25
-    p = subprocess.run([DLPROF] + FUNCS + ["--", CALLERS_DRIVER, str(n)], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([DLPROF] + FUNCS + ["--callers", "all", "--", CALLERS_DRIVER, str(n)], capture_output=True,
+                       text=True, timeout=120)
     check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
-    lines = p.stdout.splitlines()
-    head = next(i for i, l in enumerate(lines) if l.startswith("CALLER"))
-    check(lines[head].split()[:3] == ["CALLER", "CALLER_MODULE", "FUNCTION"], f"header {lines[head]!r}")
-    rows = {(w[0], w[1], w[2]): int(w[4]) for w in (l.split() for l in lines[head + 1:])
-            if len(w) > 4 and w[0] != "#"}
-    want = {(c, m, f): k for (f, c, m), k in expected(n).items()}
-    check(rows == want, f"table rows {rows}, want {want}")
+    lines, rows = table_rows(p.stdout)
+    want = expected(n)
+    got, func = {}, None
+    for name, lib, calls in rows:
+        if name.startswith("  "):
+            got[(func, name.strip(), lib)] = calls
+        else:
+            func = name
+            check(calls == sum(k for (f, _c, _m), k in want.items() if f == func), f"{func}'s row: {calls} calls")
+    check(got == want, f"table rows {got}, want {want}")
     check(any("one row per function and caller" in l for l in lines), f"footer: {p.stdout}")
+    p = subprocess.run([DLPROF] + FUNCS + ["--callers", "2", "--", CALLERS_DRIVER, str(n)], capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, f"--callers 2: exit {p.returncode}: {p.stderr}")
+    lines, rows = table_rows(p.stdout)
+    at = next(i for i, r in enumerate(rows) if r[0] == "dlt_add")
+    under = rows[at + 1:at + 4]
+    check([r[0].startswith("  ") for r in under] == [True] * 3 and under[2][0] == "  (2 other callers)",
+          f"dlt_add's rows {rows[at:at + 4]}")
+    check(sum(r[2] for r in under) == rows[at][2] == 14 * n, f"dlt_add's callers {under}, its row {rows[at]}")
+    check(any("the top 2 by time, the rest summed" in l for l in lines), f"footer: {p.stdout}")
+    expect_error([DLPROF] + FUNCS + ["--callers", "0", "--", CALLERS_DRIVER, "1"], "--callers: '0' is not a number")
     p = subprocess.run([DLPROF, "--format", "csv"] + FUNCS + ["--", CALLERS_DRIVER, str(n)],
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"csv: exit {p.returncode}: {p.stderr}")

@@ -135,9 +135,29 @@ static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_
 {
 	int by = attr_by_parse(arg);
 
+	if (by < 0 && strchr(arg, ','))
+		return fail(err, err_sz, "--by: one key at a time, not '%s' (%s); a caller's rows sum its processes: "
+			    "profile one process with -p for its callers alone", arg, attr_by_names());
 	if (by < 0)
 		return fail(err, err_sz, "--by: '%s' is not one of %s", arg, attr_by_names());
 	o->by = by;
+	return 0;
+}
+
+static int on_callers(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(arg, "all")) {
+		o->callers = -1;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > 1000000)
+		return fail(err, err_sz, "--callers: '%s' is not a number of callers (1 or more) or all", arg);
+	o->callers = v;
 	return 0;
 }
 
@@ -430,6 +450,7 @@ static const struct cli_option options[] = {
 	{ CLI_LIST, "json", 0, NULL, "print one JSON document instead of the table (docs/list.md)", NULL, FLAG(json) },
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
 	{ CLI_SELECTING | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
+	{ CLI_PROFILE | CLI_REPORT, "callers", 0, "N", "--by caller's table: under each function its N callers that took the most time (default 5), the rest summed in one row; all: every caller", on_callers, 0 },
 	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
 	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "format", 0, "NAME", "the output format: one of the formats below (export: perfetto by default)", on_format, 0 },
 	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },

@@ -20,6 +20,7 @@
 #include "cmd/table_notes.h"
 #include "cmd/version.h"
 #include "dlprof.h"
+#include "output/caller_nest.h"
 #include "output/exporter.h"
 #include "output/interval_json.h"
 #include "output/output_file.h"
@@ -202,6 +203,8 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.probe_runs = t->probe_runs;
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
+	l->info.callers_top = l->opts.callers < 0 ? 0 : l->opts.callers ? (size_t)l->opts.callers
+								     : CALLER_NEST_TOP_DEFAULT;
 	l->info.by = (enum attr_by)l->opts.by;
 	l->info.remedy = remedy_of(&l->opts);
 	l->info.group_overflow = t->group_overflow;
@@ -225,6 +228,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 /* --by: the rows per function and group in place of the per-function ones; *n their number. */
 static int fill_groups(struct live *l, size_t *n)
 {
+	const struct func_stats *st;
 	const struct func_profile *g;
 	size_t ng;
 	int err;
@@ -242,10 +246,12 @@ static int fill_groups(struct live *l, size_t *n)
 		l->rows = rows;
 		l->cap_rows = ng;
 	}
+	/* The rows' histograms: the table sums a function's callers' into its own percentiles. */
+	st = session__group_stats(l->session);
 	for (size_t i = 0; i < ng; i++)
 		l->rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .mangled = g[i].mangled,
 						  .s = g[i].s, .entry_only = g[i].entry_only, .stepped = g[i].stepped,
-						  .group = g[i].group };
+						  .group = g[i].group, .hist = st ? st[i].hist : NULL };
 	*n = ng;
 	return 0;
 }
