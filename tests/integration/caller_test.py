@@ -317,5 +317,28 @@ def test_by_caller_pid_reused():
     check(got == want, f"rows {got}, want {want} (pid {first.pid} reused after {runs} runs)")
 
 
+@modes("session")
+def test_by_caller_html():
+    """--html --by caller: the functions' table has one row per function, the sum of its callers;
+    under it, a table per function of its callers (module as the library), each exact."""
+    import re
+    n = 20
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "callers.html")
+        p = subprocess.run([DLPROF, "--html", page] + FUNCS + ["--", CALLERS_DRIVER, str(n)], capture_output=True,
+                           text=True, timeout=120)
+        check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
+        html = open(page).read()
+    cell = r'<td class="name" data-v="([^"]*)".*?<td class="lib" data-v="([^"]*)".*?data-v="(\d+)"'
+    funcs = re.search(r'<table id="funcs">.*?</table>', html, re.S).group(0)
+    want = expected(n)
+    got_funcs = {f: int(c) for f, _l, c in re.findall(cell, funcs, re.S)}
+    check(got_funcs == {"dlt_add": 14 * n, "dlt_test_je": 7 * n}, f"functions {got_funcs}")
+    names = re.findall(r'<h3 class="callers-of">([^<]*)</h3>', html)
+    tables = re.findall(r'<table class="callers">.*?</table>', html, re.S)
+    got = {(f, c, m): int(k) for f, t in zip(names, tables) for c, m, k in re.findall(cell, t, re.S)}
+    check(got == want, f"callers per function {got}, want {want}")
+
+
 if __name__ == "__main__":
     sys.exit(itest.run(globals()))

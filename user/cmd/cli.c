@@ -665,8 +665,8 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 			    cmd == CLI_EXPORT ? "" : "; dlprof-bpf export writes it");
 	if (!strcmp(opts->format, "html") && (opts->json || opts->csv))
 		return fail(err, err_sz, "--html and --%s exclude each other: one output format", opts->json ? "json" : "csv");
-	if (opts->by && !strcmp(opts->format, "html"))
-		return fail(err, err_sz, "--html draws one row per function; the --by rows go to the table, --json or --csv");
+	if (opts->by && opts->by != ATTR_BY_CALLER && !strcmp(opts->format, "html"))
+		return fail(err, err_sz, "--html draws one row per function (and --by caller's callers); the --by rows go to the table, --json or --csv");
 	if (opts->weight && strcmp(opts->format, "folded"))
 		return fail(err, err_sz, "--weight applies to --format folded");
 	opts->json = !strcmp(opts->format, "json");
