@@ -437,7 +437,7 @@ static const struct cli_option options[] = {
 	{ CLI_LIST, "pid", 'p', "PID", "find the libraries as the running process PID sees them (its maps, its mount namespace)", on_pid, 0 },
 	{ CLI_PROBING, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROBING, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
-	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup or caller (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process or caller", on_by, 0 },
+	{ CLI_PROFILE | CLI_REPORT | CLI_TOP, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup or caller (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process or caller; top: caller (w opens each function into its callers)", on_by, 0 },
 	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
 	{ CLI_TARGET, "boundary", 0, NULL, "time the calls that enter the libraries from outside: only the functions the target's other modules import, not those a library only calls itself (docs/live-mode.md#boundary-mode)", NULL, FLAG(boundary) },
 	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
@@ -665,6 +665,9 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 			    cmd == CLI_EXPORT ? "" : "; dlprof-bpf export writes it");
 	if (!strcmp(opts->format, "html") && (opts->json || opts->csv))
 		return fail(err, err_sz, "--html and --%s exclude each other: one output format", opts->json ? "json" : "csv");
+	if (cmd == CLI_TOP && opts->by && opts->by != ATTR_BY_CALLER)
+		return fail(err, err_sz, "top --by: only caller (a key opens each function into its callers); "
+			    "the rows per %s go to 'dlprof-bpf live'", attr_by_name(opts->by));
 	if (opts->by && opts->by != ATTR_BY_CALLER && !strcmp(opts->format, "html"))
 		return fail(err, err_sz, "--html draws one row per function (and --by caller's callers); the --by rows go to the table, --json or --csv");
 	if (opts->weight && strcmp(opts->format, "folded"))

@@ -75,6 +75,8 @@ struct live {
 	double start_s, last_tick_s;
 	double read_s;			/* the last read of the aggregates began then */
 	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
+	struct report_row *caller_rows;	/* top --by caller: info.callers */
+	size_t cap_caller_rows;
 	/* The attach's and the detach's progress line (stderr). */
 	bool progress_tty;
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
@@ -256,6 +258,32 @@ static int fill_groups(struct live *l, size_t *n)
 	return 0;
 }
 
+/* top --by caller: the rows per function and caller so far, for a function's callers on screen. */
+static void tick_callers(struct live *l)
+{
+	const struct func_profile *g;
+	size_t ng;
+
+	l->info.callers = NULL;
+	l->info.nr_callers = 0;
+	if (session__read_groups(l->session, &g, &ng))
+		return;
+	if (ng > l->cap_caller_rows) {
+		struct report_row *rows = realloc(l->caller_rows, ng * sizeof(*rows));
+
+		if (!rows)
+			return;
+		l->caller_rows = rows;
+		l->cap_caller_rows = ng;
+	}
+	for (size_t i = 0; i < ng; i++)
+		l->caller_rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .s = g[i].s,
+							 .entry_only = g[i].entry_only, .stepped = g[i].stepped,
+							 .group = g[i].group };
+	l->info.callers = l->caller_rows;
+	l->info.nr_callers = ng;
+}
+
 /* Each tick as deltas beside the totals: -i --json and top. */
 static bool ticks_as_deltas(const struct live *l)
 {
@@ -368,6 +396,8 @@ static int print_report(struct live *l, bool final)
 		warn_overhead_once(l);
 	}
 	if (!final && ticks_as_deltas(l)) {
+		if (l->view && l->info.by == ATTR_BY_CALLER)
+			tick_callers(l);
 		err = tick_deltas(l);
 		fflush(stdout);
 		return err;
@@ -949,6 +979,7 @@ int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view
 	free(l.prev);
 	free(l.ivl);
 	free(l.copies);
+	free(l.caller_rows);
 	overhead_watch__free(l.watch);
 	cli_opts_free(&l.opts);
 	str_list_free(&l.cgroups);

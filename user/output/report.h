@@ -84,6 +84,9 @@ struct report_info {
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
 	size_t callers_top;		/* --by caller: callers listed under a function (0: all), the rest summed */
+	/* top --by caller: the rows per function and caller so far, at each tick; NULL: none. */
+	const struct report_row *callers;
+	size_t nr_callers;
 };
 
 /* Why a function is counted at entry only, as JSON names it ("return-address", "unwinding"). */
