@@ -560,31 +560,43 @@ static int retire_groups(struct kernel_groups *kg, const struct kernel_maps *km,
 	return err;
 }
 
-int kernel_groups__retire_exited(struct kernel_groups *kg, const struct kernel_maps *km)
+int kernel_groups__exited(struct kernel_groups *kg, const struct kernel_maps *km, uint32_t **pids, size_t *n)
 {
-	uint32_t *pids = NULL;
-	size_t n = 0;
 	int err;
 
+	*pids = NULL;
+	*n = 0;
 	if (kg->by != ATTR_BY_CALLER)
 		return 0;
 	if (!kg->lives && !(kg->lives = pid_lives__new()))
 		return -ENOMEM;
-	err = table_pids(km, &pids, &n);
+	err = table_pids(km, pids, n);
 	if (!err)
-		err = keep_exited(kg, pids, &n);
-	if (!err && n)
-		err = retire_groups(kg, km, pids, n);
-	if (!err && n) {
-		for (size_t i = 0; i < kg->nr_names; i++)
-			kg->names[i].retired |= pid_in(pids, n, kg->names[i].pid);
-		err = delete_pids(km->groups_fd, sizeof(struct group_key), offsetof(struct group_key, pid), pids, n);
-		if (!err)
-			err = delete_pids(km->caller_meta_fd, sizeof(struct caller_site),
-					  offsetof(struct caller_site, pid), pids, n);
+		err = keep_exited(kg, *pids, n);
+	if (err) {
+		free(*pids);
+		*pids = NULL;
+		*n = 0;
 	}
-	free(pids);
-	return err ? err : (int)n;
+	return err;
+}
+
+int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km, const uint32_t *pids, size_t n)
+{
+	int err;
+
+	if (kg->by != ATTR_BY_CALLER || !n)
+		return 0;
+	err = retire_groups(kg, km, pids, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < kg->nr_names; i++)
+		kg->names[i].retired |= pid_in(pids, n, kg->names[i].pid);
+	err = delete_pids(km->groups_fd, sizeof(struct group_key), offsetof(struct group_key, pid), pids, n);
+	if (!err)
+		err = delete_pids(km->caller_meta_fd, sizeof(struct caller_site), offsetof(struct caller_site, pid),
+				  pids, n);
+	return err;
 }
 
 const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg)

@@ -239,7 +239,7 @@ const struct func_stats *session__group_stats(const struct session *s);
 int session__forget_removed_groups(struct session *s);
 /*
  * --by caller: the processes that exited, their rows moved out of the
- * kernel's table (kernel_groups__retire_exited). The number retired, or
+ * kernel's table (kernel_groups__exited, kernel_groups__retire). The number retired, or
  * -errno; 0 with another key.
  */
 int session__retire_exited_callers(struct session *s);
