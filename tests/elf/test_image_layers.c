@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The image stores' walk (elf/image_layers.h) over a made-up containers/storage tree. */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,11 +108,40 @@ static void test_no_store(void **state)
 	image_layers__free(il);
 }
 
+/* A file known by its path in the image and its identity: the layer that holds that very file. */
+static void test_find(void **state)
+{
+	static char froot[] = "/tmp/dlprof-find-XXXXXX";
+	struct image_stores stores = { .storage = froot };
+	char path[PATH_MAX], out[PATH_MAX], cmd[PATH_MAX + 16];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(froot));
+	/* The same path in two layers, two files: only the one with the identity asked is it. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/overlay/a/diff/app %s/overlay/b/diff/app", froot, froot);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/overlay/a/diff/app/prog", froot);
+	fclose(fopen(path, "w"));
+	snprintf(path, sizeof(path), "%s/overlay/b/diff/app/prog", froot);
+	fclose(fopen(path, "w"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(image_layers_find(&stores, "/app/prog", st.st_dev, st.st_ino, out, sizeof(out)), 0);
+	assert_string_equal(out, path);
+	assert_int_equal(image_layers_find(&stores, "/app/prog", st.st_dev, st.st_ino + 100000, out, sizeof(out)),
+			 -ENOENT);
+	assert_int_equal(image_layers_find(&stores, "/app/other", st.st_dev, st.st_ino, out, sizeof(out)), -ENOENT);
+	assert_int_equal(image_layers_find(&stores, "app/prog", st.st_dev, st.st_ino, out, sizeof(out)), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", froot);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layers),
 		cmocka_unit_test(test_no_store),
+		cmocka_unit_test(test_find),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

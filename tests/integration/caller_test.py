@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -17,6 +18,8 @@ from itest import *  # noqa: F401,F403 (the shared helpers and environment)
 CALLERS_DRIVER = os.environ.get("CALLERS_DRIVER", "")
 CALLERS_LIB = os.environ.get("CALLERS_LIB", "")
 DRIVER_NAME = os.path.basename(CALLERS_DRIVER)
+REUSE_ONE = os.environ.get("CALLERS_REUSE_ONE", "")
+REUSE_TWO = os.environ.get("CALLERS_REUSE_TWO", "")
 FUNCS = ["--lib", LIB, "--func", "dlt_add,dlt_test_je", "--by", "caller"]
 
 
@@ -89,21 +92,52 @@ def test_by_caller_system_wide():
     check_rows(doc, expected(n, runs=2))
 
 
+def table_rows(stdout):
+    """The table's rows below its header: [(name, library, calls)], callers indented by two spaces."""
+    lines = stdout.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("FUNCTION"))
+    rows = []
+    for l in lines[head + 1:]:
+        if l.startswith("#") or not l.strip():
+            break
+        name = l[:len(l) - len(l.lstrip())] + l.split()[0] if not l.lstrip().startswith("(") else \
+            l[:len(l) - len(l.lstrip())] + " ".join(l.split()[:3])
+        w = l[len(name):].split()
+        rows.append((name, w[0], int(w[1])))
+    return lines, rows
+
+
 @modes("session")
 def test_by_caller_table_and_csv():
-    """The table puts CALLER and CALLER_MODULE before each function and says the key was on;
-    CSV has the two as its last keys."""
+    """The table nests each function's callers under it (their module in LIBRARY), by time; with
+    --callers 2 the two that took the most time and one row of the rest, whose calls make up the
+    function's; CSV has caller and caller_module as its last keys."""
     n = 25
-    p = subprocess.run([DLPROF] + FUNCS + ["--", CALLERS_DRIVER, str(n)], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([DLPROF] + FUNCS + ["--callers", "all", "--", CALLERS_DRIVER, str(n)], capture_output=True,
+                       text=True, timeout=120)
     check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
-    lines = p.stdout.splitlines()
-    head = next(i for i, l in enumerate(lines) if l.startswith("CALLER"))
-    check(lines[head].split()[:3] == ["CALLER", "CALLER_MODULE", "FUNCTION"], f"header {lines[head]!r}")
-    rows = {(w[0], w[1], w[2]): int(w[4]) for w in (l.split() for l in lines[head + 1:])
-            if len(w) > 4 and w[0] != "#"}
-    want = {(c, m, f): k for (f, c, m), k in expected(n).items()}
-    check(rows == want, f"table rows {rows}, want {want}")
+    lines, rows = table_rows(p.stdout)
+    want = expected(n)
+    got, func = {}, None
+    for name, lib, calls in rows:
+        if name.startswith("  "):
+            got[(func, name.strip(), lib)] = calls
+        else:
+            func = name
+            check(calls == sum(k for (f, _c, _m), k in want.items() if f == func), f"{func}'s row: {calls} calls")
+    check(got == want, f"table rows {got}, want {want}")
     check(any("one row per function and caller" in l for l in lines), f"footer: {p.stdout}")
+    p = subprocess.run([DLPROF] + FUNCS + ["--callers", "2", "--", CALLERS_DRIVER, str(n)], capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, f"--callers 2: exit {p.returncode}: {p.stderr}")
+    lines, rows = table_rows(p.stdout)
+    at = next(i for i, r in enumerate(rows) if r[0] == "dlt_add")
+    under = rows[at + 1:at + 4]
+    check([r[0].startswith("  ") for r in under] == [True] * 3 and under[2][0] == "  (2 other callers)",
+          f"dlt_add's rows {rows[at:at + 4]}")
+    check(sum(r[2] for r in under) == rows[at][2] == 14 * n, f"dlt_add's callers {under}, its row {rows[at]}")
+    check(any("the top 2 by time, the rest summed" in l for l in lines), f"footer: {p.stdout}")
+    expect_error([DLPROF] + FUNCS + ["--callers", "0", "--", CALLERS_DRIVER, "1"], "--callers: '0' is not a number")
     p = subprocess.run([DLPROF, "--format", "csv"] + FUNCS + ["--", CALLERS_DRIVER, str(n)],
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"csv: exit {p.returncode}: {p.stderr}")
@@ -167,6 +201,143 @@ def test_record_report_by_caller():
                            capture_output=True, text=True, timeout=120)
         check(p.returncode == 0, f"record without the key: {p.returncode} {p.stderr}")
         expect_error([DLPROF, "report", plain, "--by", "caller"], "record it with --by caller")
+
+
+def start_waiting_callers(n, argv0=None):
+    """The callers driver waiting for "go" lines (itest.drive/finish speak to it)."""
+    d = subprocess.Popen([argv0 or CALLERS_DRIVER, "--wait", str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    line = d.stdout.readline()
+    check(line.startswith("ready "), f"callers driver did not start: {line!r}")
+    return d
+
+
+@modes("session", "multi", "classic")
+def test_by_caller_pid_target():
+    """-p: a running process's calls per caller, exact over two rounds, named after it exited."""
+    n = 50
+    d = start_waiting_callers(n)
+    try:
+        prof = start_profiler(FUNCS + ["-p", str(d.pid)])
+        drive(d)
+        drive(d)
+    finally:
+        finish(d)
+    doc = stop_profiler(prof)
+    check_rows(doc, expected(n, runs=2))
+
+
+@modes("session", "multi")
+def test_by_caller_cgroup_target():
+    """--cgroup: the calls of the processes in the cgroup, per caller and exact; a process outside
+    calling from the same sites counts for nothing."""
+    from containers import move_into, scratch_cgroup
+    n = 30
+    with scratch_cgroup("callers") as cg:
+        inside, outside = start_waiting_callers(n), start_waiting_callers(n)
+        try:
+            move_into(cg, inside.pid)
+            prof = start_profiler(FUNCS + ["--cgroup", cg])
+            for d in (inside, outside):
+                drive(d)
+            doc = stop_profiler(prof)
+        finally:
+            for d in (inside, outside):
+                finish(d)
+    check_rows(doc, expected(n))
+
+
+@modes("session", "multi")
+def test_by_caller_container_target():
+    """--container: a podman container's driver, its own copies of the two libraries (other inodes,
+    another mount namespace) and a host process calling too: the container's calls per caller,
+    exact, named from the container's files after it exited."""
+    from containers import PODMAN_RUN, image_from_files, require_podman
+    require_podman()
+    n = 20
+    out = subprocess.run(["ldd", CALLERS_DRIVER], capture_output=True, text=True, check=True).stdout
+    deps = [w.split("=>")[-1].split("(")[0].strip() for w in out.splitlines()]
+    files = [(d, d.lstrip("/")) for d in deps if d.startswith("/") and
+             os.path.basename(d) not in (os.path.basename(LIB), os.path.basename(CALLERS_LIB))]
+    files += [(CALLERS_DRIVER, "app/" + DRIVER_NAME), (LIB, "app/" + os.path.basename(LIB)),
+              (CALLERS_LIB, "app/" + os.path.basename(CALLERS_LIB))]
+    with image_from_files("callers", files) as image, tempfile.TemporaryDirectory() as tmp:
+        cidfile = os.path.join(tmp, "cid")
+        c = subprocess.Popen(PODMAN_RUN + ["--cidfile", cidfile, "-e", "LD_LIBRARY_PATH=/app", image,
+                                           "/app/" + DRIVER_NAME, "--wait", str(n)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        host = None
+        try:
+            line = c.stdout.readline()
+            check(line.startswith("ready "), f"the container's driver did not start: {line!r}")
+            cid = open(cidfile).read().strip()
+            host = start_waiting_callers(n)
+            # By name: the container's copy is another file than the host's (docs/containers.md).
+            os.environ["LD_LIBRARY_PATH"] = os.path.dirname(LIB)
+            prof = start_profiler(["--lib", os.path.basename(LIB)] + FUNCS[2:] + ["--container", cid[:12]])
+            for d in (c, host):
+                drive(d)
+        finally:
+            for d in (c, host):
+                if d:
+                    finish(d)
+        doc = stop_profiler(prof)
+    check_rows(doc, expected(n))
+
+
+def run_at_pid(pid, args):
+    """Run args until one run gets pid; the number of runs it took."""
+    for runs in range(1, 41):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        check(p.wait(timeout=60) == 0, f"{args}: exit {p.returncode}")
+        if p.pid == pid:
+            return runs
+    raise AssertionError(f"no run of {args} got pid {pid} in 40 tries: other processes took it")
+
+
+@modes("session", "multi")
+def test_by_caller_pid_reused():
+    """A process that exits frees its pid: another program that takes it and returns to the very
+    address the first did (two position-dependent builds alike but for their caller's name)
+    is named from its own mapping, its calls apart and exact, not merged into the first's row."""
+    if not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        raise Skip("this kernel has no /proc/sys/kernel/ns_last_pid to hand a pid out again")
+    n1, n2 = 30, 70
+    prof = start_profiler(["--lib", LIB, "--func", "dlt_add", "--by", "caller"])
+    first = subprocess.Popen([REUSE_ONE, str(n1)])
+    check(first.wait(timeout=60) == 0, f"first program: exit {first.returncode}")
+    # The profiler retires an exited process's entries once a second.
+    time.sleep(2.5)
+    runs = run_at_pid(first.pid, [REUSE_TWO, str(n2)])
+    doc = stop_profiler(prof)
+    got = {(r["caller"], r["caller_module"]): r["calls"] for r in doc["functions"]}
+    want = {("caller_one", os.path.basename(REUSE_ONE)): n1, ("caller_two", os.path.basename(REUSE_TWO)): n2 * runs}
+    check(got == want, f"rows {got}, want {want} (pid {first.pid} reused after {runs} runs)")
+
+
+@modes("session")
+def test_by_caller_html():
+    """--html --by caller: the functions' table has one row per function, the sum of its callers;
+    under it, a table per function of its callers (module as the library), each exact."""
+    import re
+    n = 20
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "callers.html")
+        p = subprocess.run([DLPROF, "--html", page] + FUNCS + ["--", CALLERS_DRIVER, str(n)], capture_output=True,
+                           text=True, timeout=120)
+        check(p.returncode == 0, f"profiler exit {p.returncode}: {p.stderr}")
+        html = open(page).read()
+    cell = r'<td class="name" data-v="([^"]*)".*?<td class="lib" data-v="([^"]*)".*?data-v="(\d+)"'
+    funcs = re.search(r'<table id="funcs">.*?</table>', html, re.S).group(0)
+    want = expected(n)
+    got_funcs = {f: int(c) for f, _l, c in re.findall(cell, funcs, re.S)}
+    check(got_funcs == {"dlt_add": 14 * n, "dlt_test_je": 7 * n}, f"functions {got_funcs}")
+    names = re.findall(r'<h3 class="callers-of">([^<]*)</h3>', html)
+    tables = re.findall(r'<table class="callers">.*?</table>', html, re.S)
+    got = {(f, c, m): int(k) for f, t in zip(names, tables) for c, m, k in re.findall(cell, t, re.S)}
+    check(got == want, f"callers per function {got}, want {want}")
 
 
 if __name__ == "__main__":

@@ -267,5 +267,35 @@ def test_top_needs_a_terminal():
     check(p.returncode == 2 and len(lines) == 1 and "terminal" in lines[0], f"rc {p.returncode}: {p.stderr!r}")
 
 
+@modes("session")
+def test_top_opens_callers():
+    """top --by caller: w opens each function into its callers (the three that took the most time,
+    each named with its module, its calls so far) and closes them again."""
+    drv = os.environ.get("CALLERS_DRIVER", "")
+    lib2 = os.path.basename(os.environ.get("CALLERS_LIB", ""))
+    names = {"static_caller": os.path.basename(drv), "exported_caller": os.path.basename(drv),
+             "two_sites_caller": os.path.basename(drv), "callers_relay": lib2}
+    try:
+        start_top(f"while :; do {shlex.quote(drv)} 200 >/dev/null; done", funcs=("dlt_add",), prefix="dlt_add",
+                  extra=["--by", "caller"])
+        s = wait_for(lambda s: "w open callers" in s, "the callers key")
+        tmux("send-keys", "-t", SESSION, "w")
+        s = wait_for(lambda s: "w close callers" in s and "<-" in s, "dlt_add's callers")
+        lines = s.splitlines()
+        at = next(i for i, l in enumerate(lines) if l.split() and l.split()[0] == "dlt_add")
+        under = [l.split() for l in lines[at + 1:at + 4]]
+        check(all(w[0] == "<-" for w in under), f"dlt_add's callers:\n{s}")
+        got = {w[1]: w[2].strip("()") for w in under}
+        check(len(got) == 3 and all(names.get(c) == m for c, m in got.items()), f"callers shown {got}")
+        total = int(lines[at].split()[5])
+        check(0 < sum(int(w[-1]) for w in under) <= total, f"callers' calls {under} vs dlt_add's {total}")
+        tmux("send-keys", "-t", SESSION, "w")
+        s = wait_for(lambda s: "w open callers" in s and "<-" not in s, "the callers closed")
+        tmux("send-keys", "-t", SESSION, "q")
+        check_restored(0)
+    finally:
+        tmux("kill-session", "-t", SESSION, check_rc=False)
+
+
 if __name__ == "__main__":
     sys.exit(itest.run(globals()))

@@ -135,9 +135,29 @@ static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_
 {
 	int by = attr_by_parse(arg);
 
+	if (by < 0 && strchr(arg, ','))
+		return fail(err, err_sz, "--by: one key at a time, not '%s' (%s); a caller's rows sum its processes: "
+			    "profile one process with -p for its callers alone", arg, attr_by_names());
 	if (by < 0)
 		return fail(err, err_sz, "--by: '%s' is not one of %s", arg, attr_by_names());
 	o->by = by;
+	return 0;
+}
+
+static int on_callers(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(arg, "all")) {
+		o->callers = -1;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > 1000000)
+		return fail(err, err_sz, "--callers: '%s' is not a number of callers (1 or more) or all", arg);
+	o->callers = v;
 	return 0;
 }
 
@@ -430,7 +450,7 @@ static const struct cli_option options[] = {
 	{ CLI_LIST, "pid", 'p', "PID", "find the libraries as the running process PID sees them (its maps, its mount namespace)", on_pid, 0 },
 	{ CLI_PROBING, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROBING, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
-	{ CLI_PROFILE | CLI_REPORT, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup or caller (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process or caller", on_by, 0 },
+	{ CLI_PROFILE | CLI_REPORT | CLI_TOP, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup or caller (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process or caller; top: caller (w opens each function into its callers)", on_by, 0 },
 	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
 	{ CLI_TARGET, "boundary", 0, NULL, "time the calls that enter the libraries from outside: only the functions the target's other modules import, not those a library only calls itself (docs/live-mode.md#boundary-mode)", NULL, FLAG(boundary) },
 	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },
@@ -443,6 +463,7 @@ static const struct cli_option options[] = {
 	{ CLI_LIST, "json", 0, NULL, "print one JSON document instead of the table (docs/list.md)", NULL, FLAG(json) },
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
 	{ CLI_SELECTING | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
+	{ CLI_PROFILE | CLI_REPORT, "callers", 0, "N", "--by caller's table: under each function its N callers that took the most time (default 5), the rest summed in one row; all: every caller", on_callers, 0 },
 	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
 	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "format", 0, "NAME", "the output format: one of the formats below (export: perfetto by default)", on_format, 0 },
 	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },
@@ -659,8 +680,11 @@ int cli_parse_cmd(enum cli_cmd cmd, int argc, char **argv, struct profile_opts *
 			    cmd == CLI_EXPORT ? "" : "; dlprof-bpf export writes it");
 	if (!strcmp(opts->format, "html") && (opts->json || opts->csv))
 		return fail(err, err_sz, "--html and --%s exclude each other: one output format", opts->json ? "json" : "csv");
-	if (opts->by && !strcmp(opts->format, "html"))
-		return fail(err, err_sz, "--html draws one row per function; the --by rows go to the table, --json or --csv");
+	if (cmd == CLI_TOP && opts->by && opts->by != ATTR_BY_CALLER)
+		return fail(err, err_sz, "top --by: only caller (a key opens each function into its callers); "
+			    "the rows per %s go to 'dlprof-bpf live'", attr_by_name(opts->by));
+	if (opts->by && opts->by != ATTR_BY_CALLER && !strcmp(opts->format, "html"))
+		return fail(err, err_sz, "--html draws one row per function (and --by caller's callers); the --by rows go to the table, --json or --csv");
 	if (opts->weight && strcmp(opts->format, "folded"))
 		return fail(err, err_sz, "--weight applies to --format folded");
 	opts->json = !strcmp(opts->format, "json");

@@ -70,6 +70,7 @@ struct profile_opts {
 	bool leave_running;		/* --leave-running: the profile's end leaves the command alone */
 	bool no_demangle;		/* --no-demangle: symbols as the library spells them */
 	bool wide;			/* --wide: the table prints names whole */
+	long callers;			/* --callers: listed under a function by caller; 0: the default, -1: all */
 	int by;				/* --by: enum attr_by (model/attribution.h); 0: function */
 	bool raw_latency;		/* --raw-latency: times as measured, the probes' own cost included */
 	bool boundary;			/* --boundary: only the functions the target's other modules import */

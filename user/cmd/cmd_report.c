@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/func_summary.h"
+#include "output/caller_nest.h"
 #include "output/exporter.h"
 #include "output/output_file.h"
 #include "output/overhead_note.h"
@@ -223,6 +224,7 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	}
 	report_sort(rows, nr_rows);
 	info.wide = opts->wide;
+	info.callers_top = opts->callers < 0 ? 0 : opts->callers ? (size_t)opts->callers : CALLER_NEST_TOP_DEFAULT;
 	info.by = (enum attr_by)opts->by;
 	if (draws) {
 		name_tracks(&tl, m);

@@ -31,6 +31,10 @@ static const struct {
 
 #define NR_SORT_KEYS (sizeof(sort_keys) / sizeof(sort_keys[0]))
 
+/* The key that opens each function into its callers (--by caller), and how many it shows. */
+#define CALLERS_KEY 'w'
+#define CALLERS_SHOWN 3
+
 struct top {
 	struct term_screen screen;
 	enum top_sort sort;
@@ -41,6 +45,7 @@ struct top {
 	const struct report_info *info;
 	size_t *order;		/* the called functions' indexes, sorted */
 	size_t nr_order;
+	bool callers_open;	/* each function's callers under it (--by caller) */
 };
 
 /* On-CPU time of the interval's timed calls, per mille of their wall time; -1: none timed. */
@@ -147,6 +152,52 @@ static void format_row(char *line, size_t sz, const struct top *t, const struct 
 	}
 }
 
+/* The caller rows of f (info->callers), the CALLERS_SHOWN that took the most time, into shown; how many. */
+static size_t top_callers(const struct top *t, const struct interval_func *f, const struct report_row **shown)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->info->nr_callers; i++) {
+		const struct report_row *c = &t->info->callers[i];
+		size_t at;
+
+		if (!c->s.calls || strcmp(c->func, f->row->func) || strcmp(c->lib, f->row->lib))
+			continue;
+		/* Insertion into the few kept, most time first; a full list drops its last. */
+		at = n < CALLERS_SHOWN ? n : CALLERS_SHOWN - 1;
+		if (n == CALLERS_SHOWN && shown[at]->s.total_ns >= c->s.total_ns)
+			continue;
+		for (; at > 0 && shown[at - 1]->s.total_ns < c->s.total_ns; at--)
+			shown[at] = shown[at - 1];
+		shown[at] = c;
+		n += n < CALLERS_SHOWN;
+	}
+	return n;
+}
+
+/*
+ * A caller's line under its function: "<- caller (module)", its percentiles,
+ * on-CPU share and calls since the start (the kernel keeps no interval per
+ * caller); no rate.
+ */
+static void format_caller(char *line, size_t sz, const struct report_row *c, int name_cols)
+{
+	const struct func_summary *s = &c->s;
+	char name[256], p50[24] = "-", p99[24] = "-", oncpu[24] = "-", total[24];
+
+	snprintf(name, sizeof(name), "  <- %s (%s)", c->group.caller ? c->group.caller : "-",
+		 c->group.caller_module ? c->group.caller_module : "-");
+	if (s->returns) {
+		report_format_ns(p50, sizeof(p50), s->p50_ns);
+		report_format_ns(p99, sizeof(p99), s->p99_ns);
+	}
+	if (s->returns && s->total_ns)
+		snprintf(oncpu, sizeof(oncpu), "%.1f%%", 100.0 * (double)s->oncpu_ns / (double)s->total_ns);
+	snprintf(total, sizeof(total), "%llu", (unsigned long long)s->calls);
+	snprintf(line, sz, "%-*.*s %*s %*s %*s %*s %*s", name_cols, name_cols, name, NUM_COLS, "-", NUM_COLS, p50,
+		 NUM_COLS, p99, NUM_COLS, oncpu, NUM_COLS, total);
+}
+
 /* The called functions whose times rest mostly on their nested calls' probes ("?"), or are raw ("~"). */
 static int uncertain_rows(const struct top *t, int *raw)
 {
@@ -170,6 +221,13 @@ static int name_width(const struct top *t, int cols, int numbers)
 
 	for (size_t i = 0; i < t->nr_order; i++) {
 		int len = (int)strlen(t->funcs[t->order[i]].row->func);
+
+		want = len > want ? len : want;
+	}
+	/* Open callers: "  <- caller (module)". */
+	for (size_t i = 0; t->callers_open && i < t->info->nr_callers; i++) {
+		const struct attr_group *g = &t->info->callers[i].group;
+		int len = 8 + (int)(strlen(g->caller ? g->caller : "-") + strlen(g->caller_module ? g->caller_module : "-"));
 
 		want = len > want ? len : want;
 	}
@@ -225,7 +283,11 @@ static void draw(struct top *t)
 		 "sort: %s", t->nr_order, t->n, t->head.t_s, t->head.interval_s, sort_keys[t->sort].what);
 	put_line(out, cols, line);
 	head_lines += draw_notes(t, cols);
-	put_line(out, cols, "keys: c calls/s  p p99  o on-CPU %  n name  q quit");
+	if (t->info->by == ATTR_BY_CALLER)
+		put_line(out, cols, t->callers_open ? "keys: c calls/s  p p99  o on-CPU %  n name  w close callers  q quit"
+						    : "keys: c calls/s  p p99  o on-CPU %  n name  w open callers  q quit");
+	else
+		put_line(out, cols, "keys: c calls/s  p p99  o on-CPU %  n name  q quit");
 	put_line(out, cols, "");
 	numbers = 5 * (NUM_COLS + 1);
 	for (size_t k = 0; k < t->info->nr_events; k++)
@@ -239,9 +301,17 @@ static void draw(struct top *t)
 		off += (size_t)snprintf(line + off, sizeof(line) - off, " %*s", counter_cols(t->info->events[k]), hdr);
 	}
 	put_line(out, cols, line);
-	for (size_t i = 0; i < t->nr_order && (int)i < rows - head_lines - 1; i++) {
+	for (size_t i = 0, drawn = 0; i < t->nr_order && (int)drawn < rows - head_lines - 1; i++) {
+		const struct report_row *callers[CALLERS_SHOWN];
+		size_t nc = t->callers_open ? top_callers(t, &t->funcs[t->order[i]], callers) : 0;
+
 		format_row(line, sizeof(line), t, &t->funcs[t->order[i]], name_cols);
 		put_line(out, cols, line);
+		drawn++;
+		for (size_t k = 0; k < nc && (int)drawn < rows - head_lines - 1; k++, drawn++) {
+			format_caller(line, sizeof(line), callers[k], name_cols);
+			put_line(out, cols, line);
+		}
 	}
 	/* The rest of the screen, without a line feed that would scroll it. */
 	fputs("\033[J", out);
@@ -304,6 +374,8 @@ static bool top_input(void *ctx)
 	for (ssize_t i = 0; i < len; i++) {
 		if (keys[i] == 'q' || keys[i] == 'Q')
 			return true;
+		if (keys[i] == CALLERS_KEY || keys[i] == CALLERS_KEY - 'a' + 'A')
+			t->callers_open = !t->callers_open;
 		for (size_t k = 0; k < NR_SORT_KEYS; k++)
 			if (keys[i] == sort_keys[k].key || keys[i] == sort_keys[k].key - 'a' + 'A')
 				t->sort = (enum top_sort)k;

@@ -20,6 +20,7 @@
 #include "cmd/table_notes.h"
 #include "cmd/version.h"
 #include "dlprof.h"
+#include "output/caller_nest.h"
 #include "output/exporter.h"
 #include "output/interval_json.h"
 #include "output/output_file.h"
@@ -38,6 +39,12 @@
 #define EXIT_TARGET_GONE 3
 /* How often trace mode drains the ringbuf when not woken (16 MiB holds ~190k records). */
 #define RECORD_DRAIN_MS 50
+/*
+ * --by caller: how often the processes that exited leave the kernel's
+ * table. A pid is reused only after the kernel has handed out the others
+ * (pid_max), far more than a sweep's worth of forks.
+ */
+#define CALLER_SWEEP_S 1.0
 /* An attach or detach says how far it is once it has taken this long... */
 #define PROGRESS_AFTER_S 1.0
 /* ...on one line rewritten in place on a terminal, else on a new line this often. */
@@ -68,6 +75,8 @@ struct live {
 	double start_s, last_tick_s;
 	double read_s;			/* the last read of the aggregates began then */
 	struct report_copy *copies;	/* info.copies: the libraries' files, system-wide */
+	struct report_row *caller_rows;	/* top --by caller: info.callers */
+	size_t cap_caller_rows;
 	/* The attach's and the detach's progress line (stderr). */
 	bool progress_tty;
 	double progress_shown_s;	/* the phase's elapsed time at the last line; 0: none yet */
@@ -196,6 +205,8 @@ static void fill_report(struct live *l, const struct session_totals *t)
 	l->info.probe_runs = t->probe_runs;
 	l->info.drops = t->records_lost;
 	l->info.wide = l->opts.wide;
+	l->info.callers_top = l->opts.callers < 0 ? 0 : l->opts.callers ? (size_t)l->opts.callers
+								     : CALLER_NEST_TOP_DEFAULT;
 	l->info.by = (enum attr_by)l->opts.by;
 	l->info.remedy = remedy_of(&l->opts);
 	l->info.group_overflow = t->group_overflow;
@@ -219,6 +230,7 @@ static void fill_report(struct live *l, const struct session_totals *t)
 /* --by: the rows per function and group in place of the per-function ones; *n their number. */
 static int fill_groups(struct live *l, size_t *n)
 {
+	const struct func_stats *st;
 	const struct func_profile *g;
 	size_t ng;
 	int err;
@@ -236,12 +248,40 @@ static int fill_groups(struct live *l, size_t *n)
 		l->rows = rows;
 		l->cap_rows = ng;
 	}
+	/* The rows' histograms: the table sums a function's callers' into its own percentiles. */
+	st = session__group_stats(l->session);
 	for (size_t i = 0; i < ng; i++)
 		l->rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .mangled = g[i].mangled,
 						  .s = g[i].s, .entry_only = g[i].entry_only, .stepped = g[i].stepped,
-						  .group = g[i].group };
+						  .group = g[i].group, .hist = st ? st[i].hist : NULL };
 	*n = ng;
 	return 0;
+}
+
+/* top --by caller: the rows per function and caller so far, for a function's callers on screen. */
+static void tick_callers(struct live *l)
+{
+	const struct func_profile *g;
+	size_t ng;
+
+	l->info.callers = NULL;
+	l->info.nr_callers = 0;
+	if (session__read_groups(l->session, &g, &ng))
+		return;
+	if (ng > l->cap_caller_rows) {
+		struct report_row *rows = realloc(l->caller_rows, ng * sizeof(*rows));
+
+		if (!rows)
+			return;
+		l->caller_rows = rows;
+		l->cap_caller_rows = ng;
+	}
+	for (size_t i = 0; i < ng; i++)
+		l->caller_rows[i] = (struct report_row){ .lib = g[i].lib, .func = g[i].func, .s = g[i].s,
+							 .entry_only = g[i].entry_only, .stepped = g[i].stepped,
+							 .group = g[i].group };
+	l->info.callers = l->caller_rows;
+	l->info.nr_callers = ng;
 }
 
 /* Each tick as deltas beside the totals: -i --json and top. */
@@ -356,6 +396,8 @@ static int print_report(struct live *l, bool final)
 		warn_overhead_once(l);
 	}
 	if (!final && ticks_as_deltas(l)) {
+		if (l->view && l->info.by == ATTR_BY_CALLER)
+			tick_callers(l);
 		err = tick_deltas(l);
 		fflush(stdout);
 		return err;
@@ -569,6 +611,7 @@ static int run_loop(struct live *l, double start)
 {
 	double deadline = l->opts.duration_s ? start + l->opts.duration_s : 0;
 	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
+	double next_sweep = l->opts.by == ATTR_BY_CALLER ? start + CALLER_SWEEP_S : 0;
 
 	for (;;) {
 		struct pollfd fds[4] = {
@@ -584,6 +627,8 @@ static int run_loop(struct live *l, double start)
 			wake = next_tick;
 		if (due && (!wake || due < wake))
 			wake = due;
+		if (next_sweep && (!wake || next_sweep < wake))
+			wake = next_sweep;
 		if (wake)
 			timeout = wake > now ? (int)((wake - now) * 1e3) + 1 : 0;
 		/* Records are submitted without wakeups: drain them on a timer. */
@@ -613,6 +658,10 @@ static int run_loop(struct live *l, double start)
 			return 0;
 		}
 		overhead_watch__check(l->watch, l->session, now, &l->overhead_warned);
+		if (next_sweep && now >= next_sweep) {
+			session__retire_exited_callers(l->session);
+			next_sweep = now + CALLER_SWEEP_S;
+		}
 		if (next_tick && now >= next_tick) {
 			print_report(l, false);
 			next_tick += l->opts.interval_s;
@@ -930,6 +979,7 @@ int live_profile(enum cli_cmd cmd, int argc, char **argv, const struct live_view
 	free(l.prev);
 	free(l.ivl);
 	free(l.copies);
+	free(l.caller_rows);
 	overhead_watch__free(l.watch);
 	cli_opts_free(&l.opts);
 	str_list_free(&l.cgroups);

@@ -131,6 +131,8 @@ int report_groups__rows(const struct report_groups *g, const struct trace_meta *
 			out[i].group.cgroup_id = p ? p->cgroup_id : 0;
 		}
 		func_summary_build(&out[i].s, &g->stats[i], g->calls[i]);
+		/* Valid while g is: the table sums a function's callers' into its percentiles. */
+		out[i].hist = g->stats[i].hist;
 	}
 	*rows = out;
 	*n = g->n;

@@ -34,7 +34,7 @@ struct report_groups {
 /* One record into its (function, process) row. 0 or -ENOMEM. */
 int report_groups__add(struct report_groups *g, const struct trace_meta *m, const struct call_record *r);
 /*
- * The rows (*rows, malloc'ed, *n of them): names[] are the functions'
+ * The rows (*rows, malloc'ed, *n of them; their histograms are g's): names[] are the functions'
  * shown names by func_id. 0 or -ENOMEM.
  */
 int report_groups__rows(const struct report_groups *g, const struct trace_meta *m, char *const *names,

@@ -276,3 +276,47 @@ void image_layers__free(struct image_layers *il)
 	free(il->walked);
 	free(il);
 }
+
+/* In the layers a glob names, the one whose path is the file (dev, ino). */
+static bool find_in_glob(const char *pattern, const char *path, uint64_t dev, uint64_t ino, char *out, size_t sz)
+{
+	bool found = false;
+	struct stat st;
+	glob_t g;
+
+	if (glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+		return false;
+	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+		snprintf(out, sz, "%s%s", g.gl_pathv[i], path);
+		found = !stat(out, &st) && st.st_dev == dev && st.st_ino == ino;
+	}
+	globfree(&g);
+	return found;
+}
+
+int image_layers_find(const struct image_stores *stores, const char *path, uint64_t dev, uint64_t ino, char *out,
+		      size_t sz)
+{
+	const struct image_stores *st = stores ? stores : &default_stores;
+	char pattern[PATH_MAX + 128];
+
+	if (path[0] != '/')
+		return -ENOENT;
+	if (st->storage) {
+		snprintf(pattern, sizeof(pattern), "%s/overlay/*/diff", st->storage);
+		if (find_in_glob(pattern, path, dev, ino, out, sz))
+			return 0;
+	}
+	if (st->docker) {
+		snprintf(pattern, sizeof(pattern), "%s/overlay2/*/diff", st->docker);
+		if (find_in_glob(pattern, path, dev, ino, out, sz))
+			return 0;
+	}
+	if (st->containerd) {
+		snprintf(pattern, sizeof(pattern), "%s/io.containerd.snapshotter.v1.overlayfs/snapshots/*/fs",
+			 st->containerd);
+		if (find_in_glob(pattern, path, dev, ino, out, sz))
+			return 0;
+	}
+	return -ENOENT;
+}

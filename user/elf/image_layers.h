@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Where the stores are; tests point them elsewhere. NULL members: not looked at. */
 struct image_stores {
@@ -41,5 +42,15 @@ const char *image_layers__watch_dir(const struct image_layers *il);
 /* The file in that directory that changes: layers.json. */
 #define IMAGE_LAYERS_LIST "layers.json"
 void image_layers__free(struct image_layers *il);
+
+/*
+ * The layer file that a container mapped as path (its path inside the
+ * image) and that is the file (dev, ino): overlayfs maps a layer's own
+ * file, so a process that has exited is named from its layer while the
+ * image is kept. stores NULL: the default places. 0 with the host's path
+ * in out, or -ENOENT.
+ */
+int image_layers_find(const struct image_stores *stores, const char *path, uint64_t dev, uint64_t ino, char *out,
+		      size_t sz);
 
 #endif /* DLPROF_IMAGE_LAYERS_H */

@@ -8,6 +8,7 @@
 
 #include "model/probe_class.h"
 #include "output/overhead_note.h"
+#include "output/caller_nest.h"
 #include "output/report.h"
 #include "util/path.h"
 
@@ -431,10 +432,36 @@ static void print_copies(FILE *out, const struct report_info *info)
 	}
 }
 
+static void print_table(FILE *out, const struct report_row *rows, size_t n, const struct report_info *shown_info,
+			const struct report_info *info);
+
 void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			const struct report_info *info)
 {
-	struct group_cols gw = group_widths(rows, n, info);
+	struct caller_nest nest = { 0 };
+	/* By caller, each function's callers under it; flat should memory run out. */
+	bool nested = info->by == ATTR_BY_CALLER && !caller_nest_build(rows, n, info->callers_top, &nest);
+	struct report_info flat_info;
+
+	if (nested) {
+		/* The callers are in the name and library columns: no group columns. */
+		flat_info = *info;
+		flat_info.by = ATTR_BY_FUNCTION;
+		print_table(out, nest.rows, nest.n, &flat_info, info);
+		caller_nest_free(&nest);
+		return;
+	}
+	print_table(out, rows, n, info, info);
+}
+
+/*
+ * The table of rows as shown: laid out as shown->by says (a nested caller
+ * table shows as one per function), its footer saying what info->by was.
+ */
+static void print_table(FILE *out, const struct report_row *rows, size_t n, const struct report_info *shown_info,
+			const struct report_info *info)
+{
+	struct group_cols gw = group_widths(rows, n, shown_info);
 	int fw = 8, lw = 7, shown = 0, unmatched = 0, unwound = 0, scaled = 0, entry_only[NR_WHYS] = { 0 };
 	int stepped = 0, uncertain = 0;
 	bool bounded = false;
@@ -455,14 +482,14 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			lw = (int)strlen(path_base(rows[i].lib));
 		unmatched |= rows[i].s.unmatched != 0;
 		unwound |= rows[i].s.unwound != 0;
-		if (info->by != ATTR_BY_FUNCTION)
+		if (info->by != ATTR_BY_FUNCTION && rows[i].caller_level < 2)
 			entry_only[rows[i].entry_only]++;
 		scaled |= rows[i].s.scaled != 0;
-		stepped += rows[i].stepped && rows[i].s.returns && info->compensated;
+		stepped += rows[i].stepped && rows[i].s.returns && info->compensated && rows[i].caller_level < 2;
 	}
 	cut = info->wide ? (struct name_cut){ .width = fw } : choose_cut(rows, n, fw);
 	fw = cut.width;
-	print_group_head(out, info, gw);
+	print_group_head(out, shown_info, gw);
 	fprintf(out, "%-*s %-*s %10s %9s %9s %9s %9s %9s %9s", fw, "FUNCTION", lw, "LIBRARY",
 		"CALLS", "TOTAL", "AVG", "P50", "P99", "MAX", "ONCPU");
 	for (size_t k = 0; k < info->nr_events; k++)
@@ -495,7 +522,10 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 			strcat(t[k], "~");
 		for (int k = 0; k < 6 && tr.uncertain; k++)
 			strcat(t[k], "?");
-		print_group(out, &rows[i].group, info, gw);
+		/* A sum of callers some of which have no histogram: no percentiles. */
+		if ((rows[i].caller_level & 1) && !rows[i].hist)
+			strcpy(t[2], "-"), strcpy(t[3], "-");
+		print_group(out, &rows[i].group, shown_info, gw);
 		print_name(out, rows, i, cut);
 		fprintf(out, " %-*s %10" PRIu64 " %9s %9s %9s %9s %9s %9s",
 			lw, path_base(rows[i].lib), s->calls, t[0], t[1], t[2], t[3], t[4], t[5]);
@@ -566,6 +596,11 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 	if (info->by != ATTR_BY_FUNCTION)
 		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
 			info->by == ATTR_BY_CONTAINER ? "; CONTAINER - is the host" : "");
+	if (shown_info != info && info->callers_top)
+		fprintf(out, "# under each function its callers, their module in LIBRARY: the top %zu by time, the "
+			"rest summed (--callers)\n", info->callers_top);
+	else if (shown_info != info)
+		fprintf(out, "# under each function its callers, their module in LIBRARY\n");
 	if (info->group_overflow)
 		fprintf(out, "# %" PRIu64 " calls in no %s: the kernel's table of groups was full (%d entries); "
 			"the rows above leave them out, --by function counts them\n", info->group_overflow,

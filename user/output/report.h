@@ -23,6 +23,7 @@ struct report_row {
 	bool stepped;		/* single-stepped probes: times raw even where the rest are compensated */
 	const __u64 *hist;	/* HIST_BUCKETS counts of the timed calls' wall time; NULL: not read (html draws it) */
 	struct attr_group group;	/* info->by other than function: the row's group */
+	unsigned char caller_level;	/* --by caller's table (caller_nest.h): 1 function, 2 caller, 3 rest */
 };
 
 struct report_timeline;
@@ -82,6 +83,10 @@ struct report_info {
 	struct overhead_remedy remedy;	/* what a warning about it suggests */
 	const struct report_copy *copies;	/* none: only the files --lib named were probed */
 	size_t nr_copies;
+	size_t callers_top;		/* --by caller: callers listed under a function (0: all), the rest summed */
+	/* top --by caller: the rows per function and caller so far, at each tick; NULL: none. */
+	const struct report_row *callers;
+	size_t nr_callers;
 };
 
 /* Why a function is counted at entry only, as JSON names it ("return-address", "unwinding"). */

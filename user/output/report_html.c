@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "output/caller_nest.h"
 #include "output/overhead_note.h"
 #include "output/report_html.h"
 
@@ -18,7 +19,7 @@
 
 static const char page_css[] =
 	"body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222}"
-	"h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 6px}"
+	"h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 6px}h3{font-size:13px;margin:12px 0 4px}"
 	".facts{color:#555}.facts span{margin-right:14px}"
 	"table{border-collapse:collapse}th,td{padding:2px 8px;border-bottom:1px solid #e4e4e4;text-align:right;"
 	"vertical-align:middle;white-space:nowrap}th{background:#f3f3f3;cursor:pointer;user-select:none;position:sticky;top:0}"
@@ -218,20 +219,21 @@ static void name_text(FILE *out, const char *name)
 	}
 }
 
-static void table_head(FILE *out, const struct report_info *info, const bool *shown)
+/* The columns' heads; name and lib say what the first two hold. */
+static void column_heads(FILE *out, const struct report_info *info, const bool *shown, const char *name,
+			 const char *lib)
 {
 	static const struct { const char *key, *type, *label; } cols[] = {
-		{ "name", "text", "Function" }, { "lib", "text", "Library" }, { "calls", "num", "Calls" },
+		{ "name", "text", NULL }, { "lib", "text", NULL }, { "calls", "num", "Calls" },
 		{ "timed", "num", "Timed" }, { "total", "num", "Total" }, { "avg", "num", "Avg" },
 		{ "p50", "num", "P50" }, { "p90", "num", "P90" }, { "p99", "num", "P99" }, { "max", "num", "Max" },
 		{ "oncpu", "num", "On-CPU %" },
 	};
 
-	fputs("<h2>Functions</h2>\n<p class=\"facts\">Times are wall time from entry to return; counters per timed "
-	      "call. Histograms: one bar per non-empty log-linear bucket (16 per power of two), dashed lines at "
-	      "P50 (green) and P99 (red). Click a header to sort.</p>\n<table id=\"funcs\"><thead><tr>", out);
+	fputs("<thead><tr>", out);
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		fprintf(out, "<th data-key=\"%s\" data-type=\"%s\">%s</th>", cols[i].key, cols[i].type, cols[i].label);
+		fprintf(out, "<th data-key=\"%s\" data-type=\"%s\">%s</th>", cols[i].key, cols[i].type,
+			i == 0 ? name : i == 1 ? lib : cols[i].label);
 	for (size_t k = 0; k < info->nr_events; k++) {
 		if (!shown[k])
 			continue;
@@ -240,6 +242,14 @@ static void table_head(FILE *out, const struct report_info *info, const bool *sh
 		fputs(" / call</th>", out);
 	}
 	fputs("<th data-key=\"hist\" data-type=\"num\">Latency histogram</th></tr></thead>\n<tbody>\n", out);
+}
+
+static void table_head(FILE *out, const struct report_info *info, const bool *shown)
+{
+	fputs("<h2>Functions</h2>\n<p class=\"facts\">Times are wall time from entry to return; counters per timed "
+	      "call. Histograms: one bar per non-empty log-linear bucket (16 per power of two), dashed lines at "
+	      "P50 (green) and P99 (red). Click a header to sort.</p>\n<table id=\"funcs\">", out);
+	column_heads(out, info, shown, "Function", "Library");
 }
 
 static void table_row(FILE *out, const struct report_row *r, const struct report_info *info, const bool *shown)
@@ -418,18 +428,63 @@ static void zero_counters(FILE *out, const struct report_info *info, const bool 
 		fputs(": 0 in every call (no column)</span></p>\n", out);
 }
 
+/*
+ * --by caller: under the functions' table, each function's callers, most
+ * time first, their module as the library (cn: every caller, no rest row).
+ */
+static void callers_section(FILE *out, const struct caller_nest *cn, const struct report_info *info,
+			    const bool *shown)
+{
+	bool open = false;
+
+	fputs("<h2>Callers</h2>\n<p class=\"facts\">Each function's calls split by the function that made them "
+	      "(the one whose code holds the return address), in the file it is in; their rows add up to the "
+	      "function's.</p>\n", out);
+	for (size_t i = 0; i < cn->n; i++) {
+		struct report_row r = cn->rows[i];
+
+		if (!r.s.calls)
+			continue;
+		if (r.caller_level == 1) {
+			if (open)
+				fputs("</tbody></table>\n", out);
+			fputs("<h3 class=\"callers-of\">", out);
+			html_escape(out, r.func);
+			fputs("</h3>\n<table class=\"callers\">", out);
+			column_heads(out, info, shown, "Caller", "Module");
+			open = true;
+			continue;
+		}
+		r.func = r.group.caller ? r.group.caller : "-";
+		r.lib = r.group.caller_module ? r.group.caller_module : "-";
+		table_row(out, &r, info, shown);
+	}
+	if (open)
+		fputs("</tbody></table>\n", out);
+}
+
 int report_html_summary(FILE *out, const struct report_row *rows, size_t n, const struct report_info *info)
 {
-	bool shown[DLPROF_MAX_EVENTS];
+	struct caller_nest cn = { 0 };
+	bool shown[DLPROF_MAX_EVENTS], by_caller = info->by == ATTR_BY_CALLER;
 
+	if (by_caller && caller_nest_build(rows, n, 0 /* every caller */, &cn))
+		return -ENOMEM;
 	head(out, info);
 	counters_shown(rows, n, info, shown);
 	table_head(out, info, shown);
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].s.calls)
-			table_row(out, &rows[i], info, shown);
+	/* By caller, a function's row is the sum of its callers'. */
+	for (size_t i = 0; i < (by_caller ? cn.n : n); i++) {
+		const struct report_row *r = by_caller ? &cn.rows[i] : &rows[i];
+
+		if (r->s.calls && r->caller_level < 2)
+			table_row(out, r, info, shown);
+	}
 	fputs("</tbody></table>\n", out);
 	zero_counters(out, info, shown);
+	if (by_caller)
+		callers_section(out, &cn, info, shown);
+	caller_nest_free(&cn);
 	trust_facts(out, rows, n, info);
 	if (info->timeline)
 		timeline(out, info->timeline);

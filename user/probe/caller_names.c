@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "elf/demangle.h"
+#include "elf/image_layers.h"
 #include "probe/caller_names.h"
 #include "util/array.h"
 
@@ -144,13 +146,15 @@ static bool same_file(const char *path, const struct caller_file *cf)
  */
 static void load_symtab(struct caller_symtab *t, uint32_t pid, const struct caller_file *cf)
 {
-	char root_path[sizeof(cf->path) + 32];
+	char root_path[sizeof(cf->path) + 32], layer_path[PATH_MAX];
 
 	snprintf(root_path, sizeof(root_path), "/proc/%" PRIu32 "/root%s", pid, cf->path);
 	if (same_file(cf->path, cf))
 		t->loaded = !elf_funcs__load(cf->path, &t->funcs);
 	else if (same_file(root_path, cf))
 		t->loaded = !elf_funcs__load(root_path, &t->funcs);
+	else if (!image_layers_find(NULL, cf->path, cf->dev, cf->ino, layer_path, sizeof(layer_path)))
+		t->loaded = !elf_funcs__load(layer_path, &t->funcs);
 }
 
 static struct caller_symtab *symtab_of(struct caller_names *cn, uint32_t pid, const struct caller_file *cf)

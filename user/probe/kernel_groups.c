@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,10 @@
 #include "probe/caller_names.h"
 #include "probe/cgroup_target.h"
 #include "probe/kernel_groups.h"
+#include "probe/pid_lives.h"
+#include "probe/proc_info.h"
 #include "stats_settle.h"
+#include "util/array.h"
 
 #define PATH_MAX_CG 4096
 
@@ -18,6 +22,14 @@ struct group_name {
 	uint32_t pid;			/* caller: the process of the return address; 0 otherwise */
 	uint64_t key;			/* tgid, cgroup id or return address */
 	struct attr_group g;		/* its strings owned here */
+	bool retired;			/* caller: its process exited; kept for the rows that point at it */
+};
+
+/* caller: the calls of processes that exited, moved out of the kernel's table. */
+struct retired_group {
+	__u32 func_id;
+	const char *caller, *caller_module;	/* a retired name's */
+	struct group_stats gs;			/* settled */
 };
 
 struct kernel_groups {
@@ -31,6 +43,9 @@ struct kernel_groups {
 	struct func_stats *stats;	/* per row, while rows are merged */
 	uint64_t *grouped;		/* caller: per function, the calls its rows hold */
 	size_t nr_rows, cap_rows;
+	struct pid_lives *lives;	/* caller: the processes seen in the table */
+	struct retired_group *retired;
+	size_t nr_retired, cap_retired;
 };
 
 struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container_roots *roots)
@@ -86,7 +101,7 @@ bool cgroup_path_container(const char *path, char *id, size_t id_sz, size_t *end
 static struct group_name *find_name(struct kernel_groups *kg, uint32_t pid, uint64_t key)
 {
 	for (size_t i = 0; i < kg->nr_names; i++)
-		if (kg->names[i].key == key && kg->names[i].pid == pid)
+		if (kg->names[i].key == key && kg->names[i].pid == pid && !kg->names[i].retired)
 			return &kg->names[i];
 	return NULL;
 }
@@ -230,27 +245,48 @@ static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, con
 	return r;
 }
 
+static int add_named(struct kernel_groups *kg, const struct probe_table *t, __u32 func_id,
+		     const struct attr_group *g, const struct group_stats *gs)
+{
+	struct func_stats *st;
+	struct func_profile *r = row_for(kg, func_id, t, g, &st);
+
+	if (!r)
+		return -ENOMEM;
+	/* calls stand in s.calls until the summary is built. */
+	r->s.calls += gs->calls;
+	if (kg->grouped)
+		kg->grouped[func_id] += gs->calls;
+	func_stats_merge(st, &gs->s);
+	return 0;
+}
+
 static int add_group(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
 		     const struct group_key *key, const struct group_stats *gs)
 {
 	const struct attr_group *g;
-	struct func_stats *st;
-	struct func_profile *r;
 
 	if (key->func_id >= t->nr_funcs)
 		return 0;
 	g = group_of(kg, km, key->pid, key->group);
 	if (!g)
 		return -ENOMEM;
-	r = row_for(kg, key->func_id, t, g, &st);
-	if (!r)
-		return -ENOMEM;
-	/* calls stand in s.calls until the summary is built. */
-	r->s.calls += gs->calls;
-	if (kg->grouped)
-		kg->grouped[key->func_id] += gs->calls;
-	func_stats_merge(st, &gs->s);
-	return 0;
+	return add_named(kg, t, key->func_id, g, gs);
+}
+
+/* The calls of the processes that exited, each under the name it had then. */
+static int add_retired(struct kernel_groups *kg, const struct probe_table *t)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < kg->nr_retired && !err; i++) {
+		const struct retired_group *rg = &kg->retired[i];
+		const struct attr_group g = { .caller = rg->caller, .caller_module = rg->caller_module };
+
+		if (rg->func_id < t->nr_funcs)
+			err = add_named(kg, t, rg->func_id, &g, &rg->gs);
+	}
+	return err;
 }
 
 /*
@@ -311,6 +347,8 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 		err = add_group(kg, km, t, &key, gs);
 	}
 	free(gs);
+	if (!err)
+		err = add_retired(kg, t);
 	if (!err && kg->grouped)
 		err = add_unattributed(kg, km, t);
 	for (size_t i = 0; i < kg->nr_rows && !err; i++)
@@ -391,6 +429,176 @@ int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_
 	return ret ? ret : (int)nr;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool pid_in(const uint32_t *pids, size_t n, uint32_t pid)
+{
+	return n && bsearch(&pid, pids, n, sizeof(*pids), cmp_pid);
+}
+
+/* The distinct processes of the table's entries, sorted. */
+static int table_pids(const struct kernel_maps *km, uint32_t **pids, size_t *n)
+{
+	struct group_key key, next;
+	size_t cap = 0, nr = 0, kept = 0;
+	void *prev = NULL;
+
+	*pids = NULL;
+	while (!bpf_map_get_next_key(km->groups_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (ARRAY_RESERVE(*pids, cap, nr + 1))
+			return -ENOMEM;
+		(*pids)[nr++] = key.pid;
+	}
+	if (nr)
+		qsort(*pids, nr, sizeof(**pids), cmp_pid);
+	for (size_t i = 0; i < nr; i++)
+		if (!kept || (*pids)[kept - 1] != (*pids)[i])
+			(*pids)[kept++] = (*pids)[i];
+	*n = kept;
+	return 0;
+}
+
+/* Of pids, in place, the processes that exited since they were seen (their pid maybe held by another). */
+static int keep_exited(struct kernel_groups *kg, uint32_t *pids, size_t *n)
+{
+	size_t kept = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < *n && !err; i++) {
+		uint64_t start = 0;
+
+		if (proc_start_time((pid_t)pids[i], &start))
+			start = 0;
+		if (pid_lives__ended(kg->lives, pids[i], start, &err))
+			pids[kept++] = pids[i];
+	}
+	*n = kept;
+	return err;
+}
+
+/* One function's calls at one caller of an exited process, merged into that caller's retired row. */
+static int retire_stats(struct kernel_groups *kg, __u32 func_id, const struct attr_group *g,
+			const struct group_stats *gs)
+{
+	struct retired_group *rg = NULL;
+
+	for (size_t i = 0; i < kg->nr_retired && !rg; i++)
+		if (kg->retired[i].func_id == func_id && same_str(kg->retired[i].caller, g->caller) &&
+		    same_str(kg->retired[i].caller_module, g->caller_module))
+			rg = &kg->retired[i];
+	if (!rg) {
+		if (ARRAY_RESERVE(kg->retired, kg->cap_retired, kg->nr_retired + 1))
+			return -ENOMEM;
+		rg = &kg->retired[kg->nr_retired++];
+		memset(rg, 0, sizeof(*rg));
+		rg->func_id = func_id;
+		rg->caller = g->caller;
+		rg->caller_module = g->caller_module;
+	}
+	rg->gs.calls += gs->calls;
+	func_stats_merge(&rg->gs.s, &gs->s);
+	return 0;
+}
+
+/* The keys of pids in a map whose keys start with a struct's pid (groups, caller_meta), deleted. */
+static int delete_pids(int fd, size_t key_sz, size_t pid_off, const uint32_t *pids, size_t n)
+{
+	char key[sizeof(struct group_key) > sizeof(struct caller_site) ? sizeof(struct group_key)
+								       : sizeof(struct caller_site)];
+	char *gone = NULL;
+	size_t nr = 0, cap = 0;
+	void *prev = NULL;
+	uint32_t pid;
+
+	/* Collected first: deleting while walking a hash map restarts the walk. */
+	while (!bpf_map_get_next_key(fd, prev, key)) {
+		prev = key;
+		memcpy(&pid, key + pid_off, sizeof(pid));
+		if (!pid_in(pids, n, pid))
+			continue;
+		if (array_reserve((void **)&gone, &cap, nr + 1, key_sz)) {
+			free(gone);
+			return -ENOMEM;
+		}
+		memcpy(gone + nr++ * key_sz, key, key_sz);
+	}
+	for (size_t i = 0; i < nr; i++)
+		bpf_map_delete_elem(fd, gone + i * key_sz);
+	free(gone);
+	return 0;
+}
+
+/* The exited processes' aggregates, named from their mappings, into the retired rows. */
+static int retire_groups(struct kernel_groups *kg, const struct kernel_maps *km, const uint32_t *pids, size_t n)
+{
+	struct group_key key, next;
+	struct group_stats *gs = malloc(sizeof(*gs));
+	void *prev = NULL;
+	int err = 0;
+
+	if (!gs)
+		return -ENOMEM;
+	while (!err && !bpf_map_get_next_key(km->groups_fd, prev, &next)) {
+		const struct attr_group *g;
+
+		key = next;
+		prev = &key;
+		if (!pid_in(pids, n, key.pid) || bpf_map_lookup_elem(km->groups_fd, &key, gs))
+			continue;
+		func_stats_settle(&gs->s);
+		g = group_of(kg, km, key.pid, key.group);
+		err = g ? retire_stats(kg, key.func_id, g, gs) : -ENOMEM;
+	}
+	free(gs);
+	return err;
+}
+
+int kernel_groups__exited(struct kernel_groups *kg, const struct kernel_maps *km, uint32_t **pids, size_t *n)
+{
+	int err;
+
+	*pids = NULL;
+	*n = 0;
+	if (kg->by != ATTR_BY_CALLER)
+		return 0;
+	if (!kg->lives && !(kg->lives = pid_lives__new()))
+		return -ENOMEM;
+	err = table_pids(km, pids, n);
+	if (!err)
+		err = keep_exited(kg, *pids, n);
+	if (err) {
+		free(*pids);
+		*pids = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
+int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km, const uint32_t *pids, size_t n)
+{
+	int err;
+
+	if (kg->by != ATTR_BY_CALLER || !n)
+		return 0;
+	err = retire_groups(kg, km, pids, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < kg->nr_names; i++)
+		kg->names[i].retired |= pid_in(pids, n, kg->names[i].pid);
+	err = delete_pids(km->groups_fd, sizeof(struct group_key), offsetof(struct group_key, pid), pids, n);
+	if (!err)
+		err = delete_pids(km->caller_meta_fd, sizeof(struct caller_site), offsetof(struct caller_site, pid),
+				  pids, n);
+	return err;
+}
+
 const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg)
 {
 	return kg ? kg->stats : NULL;
@@ -409,6 +617,8 @@ void kernel_groups__free(struct kernel_groups *kg)
 		free((char *)kg->names[i].g.caller_module);
 	}
 	caller_names__free(kg->callers);
+	pid_lives__free(kg->lives);
+	free(kg->retired);
 	free(kg->grouped);
 	free(kg->names);
 	free(kg->rows);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attribution_maps.h"
 #include "model/attribution.h"
@@ -36,6 +37,18 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
  * aggregate entries freed, or -errno.
  */
 int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_maps *km);
+/*
+ * By caller: the processes of the table that exited since they were first
+ * seen (by pid and start time, pid_lives.h), their pid maybe held by a
+ * new process now: *pids (sorted, the caller frees it), *n of them. Then
+ * kernel_groups__retire moves their aggregates out of the kernel's table
+ * into rows kept here, named as they were, and frees their mappings
+ * (caller_meta), so that a process that takes a freed pid is named from
+ * its own mappings, its calls apart. Apart, so that what still reads the
+ * mappings (a recording's drain) runs in between. 0 or -errno.
+ */
+int kernel_groups__exited(struct kernel_groups *kg, const struct kernel_maps *km, uint32_t **pids, size_t *n);
+int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km, const uint32_t *pids, size_t n);
 /* The merged stats of the last read's rows, row for row (the histograms a row's summary leaves out). */
 const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg);
 void kernel_groups__free(struct kernel_groups *kg);

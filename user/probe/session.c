@@ -855,6 +855,32 @@ int session__forget_removed_groups(struct session *s)
 	return s->groups ? kernel_groups__forget_removed(s->groups, &s->maps) : 0;
 }
 
+int session__retire_exited_callers(struct session *s)
+{
+	uint32_t *pids = NULL;
+	size_t n = 0;
+	int err;
+
+	if (s->opts.by != ATTR_BY_CALLER)
+		return 0;
+	if (!s->groups)
+		s->groups = kernel_groups__new(s->opts.by, NULL);
+	if (!s->groups)
+		return -ENOMEM;
+	err = kernel_groups__exited(s->groups, &s->maps, &pids, &n);
+	/*
+	 * A recording names a call's caller as it drains it: every record of
+	 * a process seen gone was submitted before, so drain them while the
+	 * mappings are there.
+	 */
+	if (!err && n && s->recorder)
+		recorder__drain(s->recorder);
+	if (!err)
+		err = kernel_groups__retire(s->groups, &s->maps, pids, n);
+	free(pids);
+	return err ? err : (int)n;
+}
+
 const struct func_stats *session__group_stats(const struct session *s)
 {
 	return kernel_groups__stats(s->groups);

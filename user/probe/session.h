@@ -237,6 +237,12 @@ int session__read_groups(struct session *s, const struct func_profile **rows, si
 const struct func_stats *session__group_stats(const struct session *s);
 /* A long-running front end's collection: the kernel's entries of removed containers freed (kernel_groups.h). */
 int session__forget_removed_groups(struct session *s);
+/*
+ * --by caller: the processes that exited, their rows moved out of the
+ * kernel's table (kernel_groups__exited, kernel_groups__retire). The number retired, or
+ * -errno; 0 with another key.
+ */
+int session__retire_exited_callers(struct session *s);
 
 /* The totals as last read or set, without reading the kernel's maps. */
 void session__totals(const struct session *s, struct session_totals *tot);
