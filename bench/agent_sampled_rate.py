@@ -3,8 +3,9 @@
 """A sampled function's series against the calls the program really made.
 
     sudo bench/agent_sampled_rate.py [--build build] [--work 1000,16000]
-                                     [--intervals 4] [--interval-s 30]
-                                     [--attach MODE]
+                                     [--paced 1000,5000,20000,50000]
+                                     [--cpu-us 25] [--intervals 4]
+                                     [--interval-s 30] [--attach MODE]
 
 For each --work (steps of the caller's own work between two calls of
 dlt_test_je, whose probe the kernel emulates; a step is a multiply-add in
@@ -125,7 +126,9 @@ def pace(counter):
     return out
 
 
-def run_one(args, work):
+def run_one(args, work, driver_args=None):
+    """One workload under the agent: dltest_driver steady WORK, or driver_args (its count's path
+    appended); work labels its lines."""
     lib = os.path.join(args.build, "tests/progs/libdltest.so")
     driver = os.path.join(args.build, "tests/progs/dltest_driver")
     port = free_port()
@@ -141,7 +144,7 @@ def run_one(args, work):
             if agent.poll() is not None:
                 sys.exit(f"agent exited: {open(log.name).read()}")
             time.sleep(0.05)
-        wl = subprocess.Popen([driver, "steady", str(work), count_path])
+        wl = subprocess.Popen([driver] + (driver_args or ["steady", str(work)]) + [count_path])
         while not os.path.exists(count_path):
             time.sleep(0.01)
         counter = Counter(count_path)
@@ -203,13 +206,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--work", default="1000,16000")
+    ap.add_argument("--paced", default="",
+                    help="also callers at these calls a second, 10 us of work each, idle in between")
+    ap.add_argument("--cpu-us", default="",
+                    help="also callers that run flat out, these microseconds of work a call")
     ap.add_argument("--intervals", type=int, default=4)
     ap.add_argument("--interval-s", type=float, default=30)
     ap.add_argument("--attach", help="the agent's attach mode (default: its own choice)")
     args = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root")
-    out = [run_one(args, int(w)) for w in args.work.split(",")]
+    out = [run_one(args, int(w)) for w in args.work.split(",") if w]
+    out += [run_one(args, f"paced-{r}", ["paced", r, "10"]) for r in args.paced.split(",") if r]
+    out += [run_one(args, f"cpu-{us}us", ["steady-us", us]) for us in args.cpu_us.split(",") if us]
     print(json.dumps({"bench": "agent_sampled_rate", "runs": out}))
 
 

@@ -513,7 +513,10 @@ int agent_profile__tick(struct agent_profile *p, double now, bool final)
 		p->calib.state = CALIB_OFF;
 		p->calibrated = true;
 		/* The cold start's own mappings (install_cost__calibrate) bring no new workload. */
-		scans__rebase(p);
+		if (p->o.budget_on)
+			scans__cold_start_over(p, now);
+		else
+			scans__rebase(p);
 	}
 	metrics_registry__settle(p->reg);
 	return ret;

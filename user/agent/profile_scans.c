@@ -60,6 +60,20 @@ void scans__rebase(struct agent_profile *p)
 	p->scans.mappings = p->inst.total;
 }
 
+/*
+ * The cold start's 10 ms batches see a function called once per request
+ * only at a hundred requests a second or more: below, it comes out idle.
+ * One turn at the idle rate then finds it within a bounded time (the idle
+ * functions over IDLE_SLICE, a scan every SCAN_WINDOW_S / max_duty), not
+ * at the pace the scans' share of the budget allows, minutes on a large
+ * library under load. Its own mappings (install_cost__calibrate) are the
+ * baseline of the next burst.
+ */
+void scans__cold_start_over(struct agent_profile *p, double now)
+{
+	start_burst(p, now);
+}
+
 /* A scan's functions: the next IDLE_SLICE of the idle sampled ones, in turn. */
 static void scan_pick(struct agent_profile *p)
 {

@@ -34,5 +34,7 @@ bool scans__idle(const struct func_state *fs);
 void scans__mappings(struct agent_profile *p, double now);
 /* The mappings counted now are the baseline (the cold start's own bring no workload). */
 void scans__rebase(struct agent_profile *p);
+/* The first plan is made: one turn at the idle rate over what the batches saw idle; the mappings' baseline. */
+void scans__cold_start_over(struct agent_profile *p, double now);
 
 #endif /* DLPROF_AGENT_PROFILE_SCANS_H */
