@@ -147,15 +147,22 @@ static int send_one(struct otlp_push *p, const struct request *r)
 	return -1;
 }
 
+/* The CLOCK_REALTIME moment s seconds from now, as pthread_cond_timedwait() takes it. */
+static struct timespec realtime_in(double s)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += (time_t)s;
+	t.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	t.tv_sec += t.tv_nsec / 1000000000L;
+	t.tv_nsec %= 1000000000L;
+	return t;
+}
+
 static void sleep_unless_stopped(struct otlp_push *p, double s)
 {
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)s;
-	until.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	struct timespec until = realtime_in(s);
 	while (!p->stop)
 		if (pthread_cond_timedwait(&p->wake, &p->lock, &until))
 			break;
@@ -237,13 +244,7 @@ void otlp_push__enqueue(struct otlp_push *p, uint8_t *data, size_t len)
 
 void otlp_push__drain(struct otlp_push *p, double timeout_s)
 {
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)timeout_s;
-	until.tv_nsec += (long)((timeout_s - (double)(time_t)timeout_s) * 1e9);
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	struct timespec until = realtime_in(timeout_s);
 	pthread_mutex_lock(&p->lock);
 	while (p->n || p->busy)
 		if (pthread_cond_timedwait(&p->idle, &p->lock, &until))

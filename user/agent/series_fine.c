@@ -25,19 +25,11 @@ static int reserve(struct sparse_hist *h, uint32_t n)
 
 int sparse_hist_set_u64(struct sparse_hist *h, const __u64 *per_bucket)
 {
-	uint32_t n = 0;
+	double v[HIST_BUCKETS];
 
 	for (size_t b = 0; b < HIST_BUCKETS; b++)
-		n += per_bucket[b] != 0;
-	if (reserve(h, n))
-		return -ENOMEM;
-	h->n = 0;
-	for (size_t b = 0; b < HIST_BUCKETS; b++)
-		if (per_bucket[b]) {
-			h->idx[h->n] = (uint16_t)b;
-			h->val[h->n++] = (double)per_bucket[b];
-		}
-	return 0;
+		v[b] = (double)per_bucket[b];
+	return sparse_hist_set(h, v);
 }
 
 int sparse_hist_set(struct sparse_hist *h, const double *per_bucket)

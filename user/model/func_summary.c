@@ -109,3 +109,25 @@ void func_stats_merge(struct func_stats *dst, const struct func_stats *src)
 	for (size_t b = 0; b < HIST_BUCKETS; b++)
 		dst->hist[b] += src->hist[b];
 }
+
+/* dst += src, the summary's sums; quantiles are the histogram's to give. */
+void func_summary_add(struct func_summary *dst, const struct func_summary *src)
+{
+	dst->calls += src->calls;
+	dst->returns += src->returns;
+	dst->unmatched += src->unmatched;
+	dst->unwound += src->unwound;
+	dst->total_ns += src->total_ns;
+	dst->raw_total_ns += src->raw_total_ns;
+	dst->oncpu_ns += src->oncpu_ns;
+	dst->raw_oncpu_ns += src->raw_oncpu_ns;
+	dst->scaled += src->scaled;
+	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	for (size_t k = 0; k < DLPROF_MAX_EVENTS; k++)
+		dst->counters[k] += src->counters[k];
+	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++)
+		dst->nested[k] += src->nested[k];
+}

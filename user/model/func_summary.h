@@ -68,5 +68,7 @@ uint64_t hist_quantile_even(const __u64 *hist, uint64_t count, double q, uint64_
 void func_stats_merge(struct func_stats *dst, const struct func_stats *src);
 
 void func_summary_build(struct func_summary *out, const struct func_stats *sum, uint64_t calls);
+/* dst += src: the sums of two summaries; quantiles are their histograms' to give. */
+void func_summary_add(struct func_summary *dst, const struct func_summary *src);
 
 #endif /* DLPROF_FUNC_SUMMARY_H */

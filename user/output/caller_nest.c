@@ -38,28 +38,6 @@ static int by_time(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* dst += src, the summary's sums; quantiles are the histogram's to give. */
-static void add_summary(struct func_summary *dst, const struct func_summary *src)
-{
-	dst->calls += src->calls;
-	dst->returns += src->returns;
-	dst->unmatched += src->unmatched;
-	dst->unwound += src->unwound;
-	dst->total_ns += src->total_ns;
-	dst->raw_total_ns += src->raw_total_ns;
-	dst->oncpu_ns += src->oncpu_ns;
-	dst->raw_oncpu_ns += src->raw_oncpu_ns;
-	dst->scaled += src->scaled;
-	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
-		dst->min_ns = src->min_ns;
-	if (src->max_ns > dst->max_ns)
-		dst->max_ns = src->max_ns;
-	for (size_t k = 0; k < DLPROF_MAX_EVENTS; k++)
-		dst->counters[k] += src->counters[k];
-	for (size_t k = 0; k < DLPROF_PROBE_CLASSES; k++)
-		dst->nested[k] += src->nested[k];
-}
-
 /* The sum of rows[0..n) into r, its histogram into hist when each row has one. */
 static void sum_rows(struct report_row *r, const struct report_row *rows, size_t n, __u64 *hist)
 {
@@ -67,7 +45,7 @@ static void sum_rows(struct report_row *r, const struct report_row *rows, size_t
 
 	memset(hist, 0, sizeof(__u64) * HIST_BUCKETS);
 	for (size_t i = 0; i < n; i++) {
-		add_summary(&r->s, &rows[i].s);
+		func_summary_add(&r->s, &rows[i].s);
 		known &= rows[i].hist != NULL;
 		for (size_t b = 0; known && b < HIST_BUCKETS; b++)
 			hist[b] += rows[i].hist[b];
