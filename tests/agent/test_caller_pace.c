@@ -210,12 +210,28 @@ static void test_callers_idle_between_windows_are_unknown(void **state)
 static void test_probes_taking_all_the_window(void **state)
 {
 	struct pace_sums s = {};
-	struct pace_obs o = { .gap_s = 0.5, .gap_cpu_s = 0.5, .win_s = 0.025, .win_cpu_s = 0.025, .probe_cpu_s = 0.03 };
+	struct pace_obs o = { .gap_s = 0.5, .gap_cpu_s = 0.5, .win_s = 0.025, .win_cpu_s = 0.025, .probe_cpu_s = 0.0249 };
 
 	(void)state;
 	for (int i = 0; i < 10; i++)
 		pace_add(&s, &o);
 	assert_true(pace_factor(&s) == 1 / (1 - PACE_MAX_PROBE_SHARE));
+}
+
+/*
+ * A paced caller at 5% of a CPU, whose probes are taken at more than its
+ * whole CPU time in the windows (a pair cost lifted by other programs'
+ * kernel time): not known, rather than the bound's factor.
+ */
+static void test_probe_cost_above_the_callers_time_is_unknown(void **state)
+{
+	struct pace_sums s = {};
+	struct pace_obs o = { .gap_s = 0.5, .gap_cpu_s = 0.025, .win_s = 0.025, .win_cpu_s = 0.002, .probe_cpu_s = 0.003 };
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		pace_add(&s, &o);
+	assert_true(pace_factor(&s) == 0);
 }
 
 int main(void)
@@ -231,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_burst_in_a_window_is_bounded),
 		cmocka_unit_test(test_callers_idle_between_windows_are_unknown),
 		cmocka_unit_test(test_probes_taking_all_the_window),
+		cmocka_unit_test(test_probe_cost_above_the_callers_time_is_unknown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

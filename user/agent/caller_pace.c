@@ -32,6 +32,15 @@ double pace_factor(const struct pace_sums *s)
 
 	if (!pace_shares(s, &out, &in_net))
 		return 0;
+	/*
+	 * The probes' cost, as taken, is more than all the callers' time in
+	 * the windows: the cost and the clocks disagree (the cost measured
+	 * from the machine's kernel time, which others' work lifts), and
+	 * either read, the factor would be the bound's. Not known: the model
+	 * of callers that run flat out decides.
+	 */
+	if (in_net < 0)
+		return 0;
 	/* The probes took (nearly) all of the callers' time in the windows: as much as the bound allows. */
 	if (in_net <= out / max)
 		return max;

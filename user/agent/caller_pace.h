@@ -62,7 +62,9 @@ struct pace_sums {
 
 void pace_add(struct pace_sums *s, const struct pace_obs *o);
 /*
- * The factor, in [1, 1 / (1 - PACE_MAX_PROBE_SHARE)]; 0 while not known.
+ * The factor, in [1, 1 / (1 - PACE_MAX_PROBE_SHARE)]; 0 while not known,
+ * or while the probes' cost as taken is more than the callers' CPU time
+ * in the windows.
  * Never below 1: probes do not make a program faster, and what reads so
  * is the clocks' noise.
  */
