@@ -137,10 +137,12 @@ def reachable_copies(*paths):
         yield copies
 
 
-def start_profiler(extra, cpu=None, json_doc=True):
+def start_profiler(extra, cpu=None, json_doc=True, command=()):
     """The profiler in the background (-p or every process), once it says it attached;
-    on one CPU if cpu is given; without --json when json_doc is false (--format refuses it)."""
+    on one CPU if cpu is given; without --json when json_doc is false (--format refuses it);
+    command: a subcommand and its arguments before the options (["record", "-o", path])."""
     args = base_args(extra) if json_doc else [DLPROF] + (["--attach", ATTACH] if ATTACH else []) + list(extra)
+    args[1:1] = list(command)
     prof = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=pinned_to(cpu))
     seen = []

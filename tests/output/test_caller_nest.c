@@ -84,11 +84,45 @@ static void test_all_and_unknown_quantiles(void **state)
 	caller_nest_free(&cn);
 }
 
+/* By caller,process: one caller's row per process, each keeping its pid; sums and the rest have none. */
+static void test_by_process(void **state)
+{
+	struct report_row rows[] = {
+		row("f", "a", 10, 1000, 0), row("f", "a", 10, 1000, 1), row("f", "b", 4, 400, 2),
+		row("f", "b", 3, 300, 3),
+	};
+	struct caller_nest cn;
+
+	(void)state;
+	rows[0].group.pid = 42;
+	rows[1].group.pid = 7;
+	rows[2].group.pid = 42;
+	rows[3].group.pid = 7;
+	rows[0].group.comm = rows[2].group.comm = "one";
+	rows[1].group.comm = rows[3].group.comm = "two";
+	assert_int_equal(caller_nest_build(rows, 4, 2, &cn), 0);
+	assert_int_equal(cn.n, 4);
+	assert_int_equal(cn.rows[0].group.pid, 0);
+	assert_int_equal(cn.rows[0].s.calls, 27);
+	/* Equal time: the same caller's processes by pid. */
+	assert_string_equal(cn.rows[1].func, "  a");
+	assert_int_equal(cn.rows[1].group.pid, 7);
+	assert_string_equal(cn.rows[1].group.comm, "two");
+	assert_string_equal(cn.rows[2].func, "  a");
+	assert_int_equal(cn.rows[2].group.pid, 42);
+	assert_string_equal(cn.rows[3].func, "  (2 other callers by process)");
+	assert_int_equal(cn.rows[3].group.pid, 0);
+	assert_null(cn.rows[3].group.comm);
+	assert_int_equal(cn.rows[3].s.calls, 7);
+	caller_nest_free(&cn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top_and_rest),
 		cmocka_unit_test(test_all_and_unknown_quantiles),
+		cmocka_unit_test(test_by_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,10 +30,17 @@
 static void test_by_names(void **state)
 {
 	(void)state;
-	for (int by = ATTR_BY_FUNCTION; by <= ATTR_BY_CALLER; by++)
+	for (int by = ATTR_BY_FUNCTION; by <= ATTR_BY_CALLER_PROCESS; by++)
 		assert_int_equal(attr_by_parse(attr_by_name(by)), by);
 	assert_int_equal(attr_by_parse("thread"), -1);
-	assert_null(attr_by_name(ATTR_BY_CALLER + 1));
+	assert_int_equal(attr_by_parse("process,caller"), ATTR_BY_CALLER_PROCESS);
+	assert_int_equal(attr_by_parse("caller,cgroup"), -1);
+	assert_int_equal(attr_by_parse("caller,"), -1);
+	assert_null(attr_by_name(ATTR_BY_CALLER_PROCESS + 1));
+	assert_true(attr_by_has_caller(ATTR_BY_CALLER) && attr_by_has_caller(ATTR_BY_CALLER_PROCESS));
+	assert_false(attr_by_has_caller(ATTR_BY_PROCESS));
+	assert_true(attr_by_has_process(ATTR_BY_PROCESS) && attr_by_has_process(ATTR_BY_CALLER_PROCESS));
+	assert_false(attr_by_has_process(ATTR_BY_CALLER));
 	assert_non_null(strstr(attr_by_names(), "caller"));
 	assert_non_null(strstr(attr_by_names(), "container"));
 }

@@ -136,8 +136,8 @@ static int on_by(struct profile_opts *o, const char *arg, char *err, size_t err_
 	int by = attr_by_parse(arg);
 
 	if (by < 0 && strchr(arg, ','))
-		return fail(err, err_sz, "--by: one key at a time, not '%s' (%s); a caller's rows sum its processes: "
-			    "profile one process with -p for its callers alone", arg, attr_by_names());
+		return fail(err, err_sz, "--by: '%s' combines keys that do not go together; one of %s "
+			    "(caller,process is the one combination)", arg, attr_by_names());
 	if (by < 0)
 		return fail(err, err_sz, "--by: '%s' is not one of %s", arg, attr_by_names());
 	o->by = by;
@@ -450,7 +450,7 @@ static const struct cli_option options[] = {
 	{ CLI_LIST, "pid", 'p', "PID", "find the libraries as the running process PID sees them (its maps, its mount namespace)", on_pid, 0 },
 	{ CLI_PROBING, "cgroup", 0, "PATH", "profile the processes of a cgroup v2 and its subtree, those that enter later too; absolute or relative to the cgroup2 mount; repeatable", on_cgroup, 0 },
 	{ CLI_PROBING, "container", 0, "ID", "profile a running container: a prefix of its id (docker, containerd, CRI-O, podman); repeatable", on_container, 0 },
-	{ CLI_PROFILE | CLI_REPORT | CLI_TOP, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup or caller (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process or caller; top: caller (w opens each function into its callers)", on_by, 0 },
+	{ CLI_PROFILE | CLI_REPORT | CLI_TOP, "by", 0, "KEY", "rows per function (default), or per function and process (PID, COMM), container, cgroup, caller or caller,process (docs/callers.md); keyed in the kernel (docs/containers.md); report: function, process, caller or caller,process; top: caller (w opens each function into its callers)", on_by, 0 },
 	{ CLI_TARGET, "raw-latency", 0, NULL, "times as measured, the probes' own cost included (default: less the cost calibrated at start, docs/latency-compensation.md)", NULL, FLAG(raw_latency) },
 	{ CLI_TARGET, "boundary", 0, NULL, "time the calls that enter the libraries from outside: only the functions the target's other modules import, not those a library only calls itself (docs/live-mode.md#boundary-mode)", NULL, FLAG(boundary) },
 	{ CLI_TARGET, "duration", 'd', "SECONDS", "stop after SECONDS", on_duration, 0 },

@@ -162,8 +162,9 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 	const struct trace_meta *m = trace_input__meta(in);
 	bool draws = e->uses & EXPORT_USE_HIST;
 	struct report_timeline tl = { 0 };
-	bool by_process = opts->by == ATTR_BY_PROCESS || opts->by == ATTR_BY_CALLER;
-	struct report_groups groups = { .by_caller = opts->by == ATTR_BY_CALLER };
+	bool by_process = opts->by == ATTR_BY_PROCESS || attr_by_has_caller(opts->by);
+	struct report_groups groups = { .by_caller = attr_by_has_caller(opts->by),
+					.with_process = opts->by == ATTR_BY_CALLER_PROCESS };
 	struct report_row *rows = NULL;
 	struct func_profile *profiles = NULL;
 	char **demangled = NULL;
@@ -174,13 +175,13 @@ static int report(struct trace_input *in, const struct profile_opts *opts)
 
 	if (opts->by != ATTR_BY_FUNCTION && !by_process) {
 		errmsg("report --by %s: a trace keeps each process's name and cgroup id, not cgroup paths; "
-		       "use --by process or caller, or --by %s while profiling live", attr_by_name(opts->by),
+		       "use --by process, caller or caller,process, or --by %s while profiling live", attr_by_name(opts->by),
 		       attr_by_name(opts->by));
 		return 2;
 	}
 	if (groups.by_caller && !m->nr_callers) {
-		errmsg("report --by caller: this trace names no callers (its records keep their return address "
-		       "only when recorded with --by caller); record it with --by caller");
+		errmsg("report --by %s: this trace names no callers (its records keep their return address "
+		       "only when recorded with --by caller); record it with --by caller", attr_by_name(opts->by));
 		return 2;
 	}
 	if (trace_agg__init(&agg, m->nr_funcs) || (draws && report_timeline_init(&tl, m->mono_start_ns))) {

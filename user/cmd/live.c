@@ -396,7 +396,7 @@ static int print_report(struct live *l, bool final)
 		warn_overhead_once(l);
 	}
 	if (!final && ticks_as_deltas(l)) {
-		if (l->view && l->info.by == ATTR_BY_CALLER)
+		if (l->view && attr_by_has_caller(l->info.by))
 			tick_callers(l);
 		err = tick_deltas(l);
 		fflush(stdout);
@@ -611,7 +611,7 @@ static int run_loop(struct live *l, double start)
 {
 	double deadline = l->opts.duration_s ? start + l->opts.duration_s : 0;
 	double next_tick = l->opts.interval_s ? start + l->opts.interval_s : 0;
-	double next_sweep = l->opts.by == ATTR_BY_CALLER ? start + CALLER_SWEEP_S : 0;
+	double next_sweep = attr_by_has_caller(l->opts.by) ? start + CALLER_SWEEP_S : 0;
 
 	for (;;) {
 		struct pollfd fds[4] = {

@@ -5,6 +5,7 @@
 
 #include "cmd/report_groups.h"
 #include "trace/trace_agg.h"
+#include "util/array.h"
 
 static int grow(struct report_groups *g)
 {
@@ -50,10 +51,28 @@ static int name_callers(struct report_groups *g, const struct trace_meta *m)
 	return 0;
 }
 
+/* The number of the (caller name, process) pair, numbered at first sight. */
+static int pair_of(struct report_groups *g, __u32 name, __u32 pid, __u32 *pair)
+{
+	__u64 key = (__u64)name << 32 | pid;
+	size_t i;
+
+	if (!u64_map_get(&g->pair_index, key, &i)) {
+		*pair = (__u32)i;
+		return 0;
+	}
+	if (ARRAY_RESERVE(g->pairs, g->cap_pairs, g->nr_pairs + 1) || u64_map_put(&g->pair_index, key, g->nr_pairs))
+		return -ENOMEM;
+	g->pairs[g->nr_pairs] = (struct caller_pair){ .name = name, .pid = pid };
+	*pair = (__u32)g->nr_pairs++;
+	return 0;
+}
+
 /*
  * The key's upper half: the process, or the caller's name (nr_callers: an
  * address the metadata does not name; nr_callers + 1: a call that never
- * returned, whose return address the kernel never handed over).
+ * returned, whose return address the kernel never handed over), or with
+ * the process too, their pair's number.
  */
 static int group_of(struct report_groups *g, const struct trace_meta *m, const struct call_record *r, __u32 *group)
 {
@@ -67,7 +86,9 @@ static int group_of(struct report_groups *g, const struct trace_meta *m, const s
 		return -ENOMEM;
 	c = trace_meta__find_caller(m, r->pid, r->caller);
 	*group = (__u32)(c ? g->caller_name[c - m->callers] : m->nr_callers + !r->caller);
-	return 0;
+	if (!g->with_process)
+		return 0;
+	return pair_of(g, *group, r->caller ? r->pid : 0, group);
 }
 
 int report_groups__add(struct report_groups *g, const struct trace_meta *m, const struct call_record *r)
@@ -119,10 +140,15 @@ int report_groups__rows(const struct report_groups *g, const struct trace_meta *
 		out[i].func = names[f] ?: m->funcs[f].symbol;
 		out[i].mangled = names[f] ? m->funcs[f].symbol : NULL;
 		if (g->by_caller) {
-			const struct trace_caller *c = g->pids[i] < m->nr_callers ? &m->callers[g->pids[i]] : NULL;
+			__u32 name = g->with_process ? g->pairs[g->pids[i]].name : g->pids[i];
+			const struct trace_caller *c = name < m->nr_callers ? &m->callers[name] : NULL;
+			bool unattributed = name == m->nr_callers + 1;
 
-			bool unattributed = g->pids[i] == m->nr_callers + 1;
-
+			if (g->with_process) {
+				p = trace_meta__find_process(m, g->pairs[g->pids[i]].pid);
+				out[i].group.pid = g->pairs[g->pids[i]].pid;
+				out[i].group.comm = p ? p->comm : NULL;
+			}
 			out[i].group.caller = c ? c->symbol : unattributed ? "(unattributed)" : "?";
 			out[i].group.caller_module = c ? c->module : unattributed ? "-" : "?";
 		} else {
@@ -147,5 +173,7 @@ void report_groups__fini(struct report_groups *g)
 	free(g->pids);
 	free(g->funcs);
 	free(g->caller_name);
+	u64_map_free(&g->pair_index);
+	free(g->pairs);
 	memset(g, 0, sizeof(*g));
 }

@@ -3,6 +3,7 @@
 #ifndef DLPROF_MODEL_ATTRIBUTION_H
 #define DLPROF_MODEL_ATTRIBUTION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum attr_by {
@@ -11,6 +12,7 @@ enum attr_by {
 	ATTR_BY_CONTAINER,	/* per function and container (its cgroups merged; the host's processes in one row) */
 	ATTR_BY_CGROUP,		/* per function and cgroup v2 */
 	ATTR_BY_CALLER,		/* per function and calling function (docs/callers.md) */
+	ATTR_BY_CALLER_PROCESS,	/* per function, calling function and process ("caller,process") */
 };
 
 /* The group of a row; fields that do not apply to its enum attr_by are 0/NULL. */
@@ -24,6 +26,11 @@ struct attr_group {
 	const char *caller;		/* caller: the calling function, or "+0x<offset>" in caller_module */
 	const char *caller_module;	/* caller: the file holding the call (base name); "?": unknown */
 };
+
+/* Whether by's rows are split by caller (caller, caller,process). */
+bool attr_by_has_caller(enum attr_by by);
+/* Whether by's rows are one process's (process, caller,process): pid and comm apply. */
+bool attr_by_has_process(enum attr_by by);
 
 /* "function", "process", ... for by; NULL when out of range. */
 const char *attr_by_name(enum attr_by by);

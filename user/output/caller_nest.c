@@ -26,7 +26,11 @@ static int by_func_then_time(const void *a, const void *b)
 		return x->s.total_ns < y->s.total_ns ? 1 : -1;
 	if (x->s.calls != y->s.calls)
 		return x->s.calls < y->s.calls ? 1 : -1;
-	return strcmp(x->group.caller ? x->group.caller : "", y->group.caller ? y->group.caller : "");
+	c = strcmp(x->group.caller ? x->group.caller : "", y->group.caller ? y->group.caller : "");
+	if (c)
+		return c;
+	/* By caller,process, one caller's processes in pid order. */
+	return (x->group.pid > y->group.pid) - (x->group.pid < y->group.pid);
 }
 
 static int by_time(const void *a, const void *b)
@@ -106,7 +110,9 @@ static int nest_func(struct caller_nest *cn, const struct report_row *rows, size
 	if (!rest)
 		return 0;
 	o = &cn->rows[cn->n++];
-	snprintf(buf, sizeof(buf), "  (%zu other caller%s)", rest, rest == 1 ? "" : "s");
+	/* By caller,process (its rows have a pid), a row is one caller in one process. */
+	snprintf(buf, sizeof(buf), "  (%zu other caller%s%s)", rest, rest == 1 ? "" : "s",
+		 rows[shown].group.pid ? " by process" : "");
 	*o = (struct report_row){ .lib = "-", .entry_only = rows[0].entry_only, .stepped = rows[0].stepped,
 				  .caller_level = 3 };
 	o->func = keep_str(cn, strdup(buf));

@@ -100,11 +100,16 @@ static void text_record(FILE *out, const struct export_head *h, const struct exp
 /* --by: the group's columns, after the others (empty: unknown, or the host's no container). */
 static void csv_group(FILE *out, const struct attr_group *g, enum attr_by by)
 {
-	if (by == ATTR_BY_CALLER) {
+	if (attr_by_has_caller(by)) {
 		fputc(',', out);
 		csv_field(out, g->caller ? g->caller : "");
 		fputc(',', out);
 		csv_field(out, g->caller_module ? g->caller_module : "");
+		if (by != ATTR_BY_CALLER_PROCESS)
+			return;
+		/* pid 0, comm empty: a function's unattributed calls, no one process's. */
+		fprintf(out, ",%u,", g->pid);
+		csv_field(out, g->comm ? g->comm : "");
 	} else if (by == ATTR_BY_PROCESS) {
 		fprintf(out, ",%u,", g->pid);
 		csv_field(out, g->comm ? g->comm : "");
@@ -129,6 +134,8 @@ static int csv_summary(FILE *out, const struct report_row *rows, size_t n, const
 	}
 	if (info->by == ATTR_BY_CALLER)
 		fputs(",caller,caller_module", out);
+	else if (info->by == ATTR_BY_CALLER_PROCESS)
+		fputs(",caller,caller_module,pid,comm", out);
 	else if (info->by == ATTR_BY_PROCESS)
 		fputs(",pid,comm,cgroup_id", out);
 	else if (info->by != ATTR_BY_FUNCTION)

@@ -360,6 +360,11 @@ static void print_group(FILE *out, const struct attr_group *g, const struct repo
 	const char *cg = g->cgroup ? g->cgroup : "-";
 	int len = (int)strlen(cg), head;
 
+	if (info->by == ATTR_BY_PROCESS && !g->pid) {
+		/* A nested caller,process table's function and rest rows: many processes. */
+		fprintf(out, "%7s %-*s ", "-", w.comm, "-");
+		return;
+	}
 	if (info->by == ATTR_BY_PROCESS) {
 		fprintf(out, "%7u %-*s ", g->pid, w.comm, g->comm && *g->comm ? g->comm : "-");
 		return;
@@ -440,13 +445,13 @@ void report_print_table(FILE *out, const struct report_row *rows, size_t n,
 {
 	struct caller_nest nest = { 0 };
 	/* By caller, each function's callers under it; flat should memory run out. */
-	bool nested = info->by == ATTR_BY_CALLER && !caller_nest_build(rows, n, info->callers_top, &nest);
+	bool nested = attr_by_has_caller(info->by) && !caller_nest_build(rows, n, info->callers_top, &nest);
 	struct report_info flat_info;
 
 	if (nested) {
-		/* The callers are in the name and library columns: no group columns. */
+		/* The callers are in the name and library columns; by caller,process, PID and COMM before them. */
 		flat_info = *info;
-		flat_info.by = ATTR_BY_FUNCTION;
+		flat_info.by = info->by == ATTR_BY_CALLER_PROCESS ? ATTR_BY_PROCESS : ATTR_BY_FUNCTION;
 		print_table(out, nest.rows, nest.n, &flat_info, info);
 		caller_nest_free(&nest);
 		return;
@@ -593,14 +598,18 @@ static void print_table(FILE *out, const struct report_row *rows, size_t n, cons
 		fprintf(out, "# %s\n", note);
 	if (overhead_note(note, sizeof(note), &info->overhead, info->probe_pair_ns, info->elapsed_s))
 		fprintf(out, "# %s\n", note);
-	if (info->by != ATTR_BY_FUNCTION)
+	if (info->by == ATTR_BY_CALLER_PROCESS)
+		fprintf(out, "# one row per function, caller and process, keyed in the kernel\n");
+	else if (info->by != ATTR_BY_FUNCTION)
 		fprintf(out, "# one row per function and %s, keyed in the kernel%s\n", attr_by_name(info->by),
 			info->by == ATTR_BY_CONTAINER ? "; CONTAINER - is the host" : "");
 	if (shown_info != info && info->callers_top)
-		fprintf(out, "# under each function its callers, their module in LIBRARY: the top %zu by time, the "
-			"rest summed (--callers)\n", info->callers_top);
+		fprintf(out, "# under each function its callers%s, their module in LIBRARY: the top %zu by time, the "
+			"rest summed (--callers)\n", info->by == ATTR_BY_CALLER_PROCESS ? " in each process" : "",
+			info->callers_top);
 	else if (shown_info != info)
-		fprintf(out, "# under each function its callers, their module in LIBRARY\n");
+		fprintf(out, "# under each function its callers%s, their module in LIBRARY\n",
+			info->by == ATTR_BY_CALLER_PROCESS ? " in each process" : "");
 	if (info->group_overflow)
 		fprintf(out, "# %" PRIu64 " calls in no %s: the kernel's table of groups was full (%d entries); "
 			"the rows above leave them out, --by function counts them\n", info->group_overflow,
@@ -715,6 +724,11 @@ static int add_group(struct json_object *o, const struct attr_group *g, enum att
 		err |= json_object_object_add(o, "container_id", str_or_null(g->container_id));
 		err |= json_object_object_add(o, "container", str_or_null(g->container));
 		break;
+	case ATTR_BY_CALLER_PROCESS:
+		/* A function's unattributed calls are no one process's: pid 0, comm null. */
+		err |= add_u64(o, "pid", g->pid);
+		err |= json_object_object_add(o, "comm", str_or_null(g->comm));
+		/* fall through */
 	case ATTR_BY_CALLER:
 		err |= json_object_object_add(o, "caller", str_or_null(g->caller));
 		err |= json_object_object_add(o, "caller_module", str_or_null(g->caller_module));

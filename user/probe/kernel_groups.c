@@ -28,6 +28,8 @@ struct group_name {
 /* caller: the calls of processes that exited, moved out of the kernel's table. */
 struct retired_group {
 	__u32 func_id;
+	__u32 pid;				/* caller,process: the process; 0 by caller */
+	const char *comm;			/* caller,process: a retired name's */
 	const char *caller, *caller_module;	/* a retired name's */
 	struct group_stats gs;			/* settled */
 };
@@ -159,10 +161,17 @@ static int name_caller(struct kernel_groups *kg, const struct kernel_maps *km, _
 static int name_group(struct kernel_groups *kg, const struct kernel_maps *km, __u32 pid, __u64 key,
 		      struct attr_group *g)
 {
+	int err;
+
 	if (kg->by == ATTR_BY_PROCESS)
 		return name_process(km, (__u32)key, g);
 	if (kg->by == ATTR_BY_CALLER)
 		return name_caller(kg, km, pid, key, g);
+	if (kg->by == ATTR_BY_CALLER_PROCESS) {
+		/* The process as the BPF side saw it first: its name outlives it. */
+		err = name_process(km, pid, g);
+		return err ? err : name_caller(kg, km, pid, key, g);
+	}
 	return name_cgroup(kg, km, key, g);
 }
 
@@ -197,6 +206,12 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* caller,process: whether a and b are one process (the same pid and name); by any other key, yes. */
+static bool same_process(const struct kernel_groups *kg, const struct attr_group *a, const struct attr_group *b)
+{
+	return kg->by != ATTR_BY_CALLER_PROCESS || (a->pid == b->pid && same_str(a->comm, b->comm));
+}
+
 /* The row a group's stats go to: by container, the row of the same function and container. */
 static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, const struct probe_table *t,
 				    const struct attr_group *g, struct func_stats **stats)
@@ -204,12 +219,15 @@ static struct func_profile *row_for(struct kernel_groups *kg, __u32 func_id, con
 	const struct probe_func *f = &t->funcs[func_id];
 	struct func_profile *r;
 
-	/* By container, and by caller (all its call sites, in every process), rows are merged. */
-	for (size_t i = 0; (kg->by == ATTR_BY_CONTAINER || kg->by == ATTR_BY_CALLER) && i < kg->nr_rows; i++) {
+	/*
+	 * By container, and by caller (all its call sites, in every process;
+	 * by caller,process in each process apart), rows are merged.
+	 */
+	for (size_t i = 0; (kg->by == ATTR_BY_CONTAINER || attr_by_has_caller(kg->by)) && i < kg->nr_rows; i++) {
 		r = &kg->rows[i];
 		if (r->func == (f->demangled ?: f->name) && r->lib == t->libs[f->lib].file->display &&
 		    same_str(r->group.container_id, g->container_id) && same_str(r->group.caller, g->caller) &&
-		    same_str(r->group.caller_module, g->caller_module)) {
+		    same_str(r->group.caller_module, g->caller_module) && same_process(kg, &r->group, g)) {
 			*stats = &kg->stats[i];
 			return r;
 		}
@@ -281,7 +299,8 @@ static int add_retired(struct kernel_groups *kg, const struct probe_table *t)
 
 	for (size_t i = 0; i < kg->nr_retired && !err; i++) {
 		const struct retired_group *rg = &kg->retired[i];
-		const struct attr_group g = { .caller = rg->caller, .caller_module = rg->caller_module };
+		const struct attr_group g = { .pid = rg->pid, .comm = rg->comm, .caller = rg->caller,
+					      .caller_module = rg->caller_module };
 
 		if (rg->func_id < t->nr_funcs)
 			err = add_named(kg, t, rg->func_id, &g, &rg->gs);
@@ -328,7 +347,7 @@ int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, 
 	int err = 0;
 
 	kg->nr_rows = 0;
-	if (kg->by == ATTR_BY_CALLER) {
+	if (attr_by_has_caller(kg->by)) {
 		free(kg->grouped);
 		kg->grouped = calloc(t->nr_funcs ? t->nr_funcs : 1, sizeof(*kg->grouped));
 		if (!kg->grouped)
@@ -488,10 +507,14 @@ static int retire_stats(struct kernel_groups *kg, __u32 func_id, const struct at
 			const struct group_stats *gs)
 {
 	struct retired_group *rg = NULL;
+	/* By caller, one row for every process's calls. */
+	__u32 pid = kg->by == ATTR_BY_CALLER_PROCESS ? g->pid : 0;
+	const char *comm = pid ? g->comm : NULL;
 
 	for (size_t i = 0; i < kg->nr_retired && !rg; i++)
 		if (kg->retired[i].func_id == func_id && same_str(kg->retired[i].caller, g->caller) &&
-		    same_str(kg->retired[i].caller_module, g->caller_module))
+		    same_str(kg->retired[i].caller_module, g->caller_module) && kg->retired[i].pid == pid &&
+		    same_str(kg->retired[i].comm, comm))
 			rg = &kg->retired[i];
 	if (!rg) {
 		if (ARRAY_RESERVE(kg->retired, kg->cap_retired, kg->nr_retired + 1))
@@ -499,6 +522,8 @@ static int retire_stats(struct kernel_groups *kg, __u32 func_id, const struct at
 		rg = &kg->retired[kg->nr_retired++];
 		memset(rg, 0, sizeof(*rg));
 		rg->func_id = func_id;
+		rg->pid = pid;
+		rg->comm = comm;
 		rg->caller = g->caller;
 		rg->caller_module = g->caller_module;
 	}
@@ -566,7 +591,7 @@ int kernel_groups__exited(struct kernel_groups *kg, const struct kernel_maps *km
 
 	*pids = NULL;
 	*n = 0;
-	if (kg->by != ATTR_BY_CALLER)
+	if (!attr_by_has_caller(kg->by))
 		return 0;
 	if (!kg->lives && !(kg->lives = pid_lives__new()))
 		return -ENOMEM;
@@ -585,7 +610,7 @@ int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km
 {
 	int err;
 
-	if (kg->by != ATTR_BY_CALLER || !n)
+	if (!attr_by_has_caller(kg->by) || !n)
 		return 0;
 	err = retire_groups(kg, km, pids, n);
 	if (err)

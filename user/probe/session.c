@@ -267,13 +267,14 @@ static int setup_attribution(struct session *s, bool record)
 		[ATTR_BY_CONTAINER] = DLPROF_BY_CGROUP,	/* a container's cgroups merged in userspace */
 		[ATTR_BY_CGROUP] = DLPROF_BY_CGROUP,
 		[ATTR_BY_CALLER] = DLPROF_BY_CALLER,
+		[ATTR_BY_CALLER_PROCESS] = DLPROF_BY_CALLER,	/* the kernel's caller key holds the tgid */
 	};
 	struct profile_bpf *k = s->skel;
 	__u32 by = kernel_by[s->opts.by];
 	int err = 0;
 
 	k->rodata->group_by = by;
-	k->rodata->proc_meta_on = record || by == DLPROF_BY_PROCESS || s->opts.track_callers;
+	k->rodata->proc_meta_on = record || attr_by_has_process(s->opts.by) || s->opts.track_callers;
 	if (by != DLPROF_BY_FUNCTION)
 		err = bpf_map__set_max_entries(k->maps.group_stats, DLPROF_MAX_GROUPS);
 	if (!err && by == DLPROF_BY_CGROUP)
@@ -861,7 +862,7 @@ int session__retire_exited_callers(struct session *s)
 	size_t n = 0;
 	int err;
 
-	if (s->opts.by != ATTR_BY_CALLER)
+	if (!attr_by_has_caller(s->opts.by))
 		return 0;
 	if (!s->groups)
 		s->groups = kernel_groups__new(s->opts.by, NULL);
