@@ -635,6 +635,49 @@ int kernel_groups__exited(struct kernel_groups *kg, const struct kernel_maps *km
 	return err;
 }
 
+static bool same_ptr(const char *a, const char *b)
+{
+	return a && a == b;
+}
+
+/* Whether a retired row borrows a string of n. */
+static bool name_in_retired(const struct kernel_groups *kg, const struct group_name *n)
+{
+	for (size_t i = 0; i < kg->nr_retired; i++) {
+		const struct retired_group *rg = &kg->retired[i];
+
+		if (same_ptr(rg->caller, n->g.caller) || same_ptr(rg->caller_module, n->g.caller_module) ||
+		    same_ptr(rg->container_id, n->g.container_id) || same_ptr(rg->cgroup, n->g.cgroup))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A long-running session (the agent) forgets the names of exited
+ * processes that no retired row points at: a retired row holds the first
+ * name of its (function, caller, container), so the names stay bounded
+ * by the labels, not by the processes that come and go.
+ */
+static void drop_retired_names(struct kernel_groups *kg)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < kg->nr_names; i++) {
+		struct group_name *n = &kg->names[i];
+
+		if (n->retired && !name_in_retired(kg, n)) {
+			free((char *)n->g.cgroup);
+			free((char *)n->g.container_id);
+			free((char *)n->g.caller);
+			free((char *)n->g.caller_module);
+			continue;
+		}
+		kg->names[kept++] = *n;
+	}
+	kg->nr_names = kept;
+}
+
 int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km, const uint32_t *pids, size_t n)
 {
 	int err;
@@ -646,6 +689,8 @@ int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km
 		return err;
 	for (size_t i = 0; i < kg->nr_names; i++)
 		kg->names[i].retired |= pid_in(pids, n, kg->names[i].pid);
+	if (kg->caller_containers)
+		drop_retired_names(kg);
 	err = delete_pids(km->groups_fd, sizeof(struct group_key), offsetof(struct group_key, pid), pids, n);
 	if (!err)
 		err = delete_pids(km->caller_meta_fd, sizeof(struct caller_site), offsetof(struct caller_site, pid),
