@@ -14,7 +14,7 @@ import sys
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-from agent_test import Agent, samples, wait_value
+from agent_test import Agent, agent_error, samples, wait_value
 from containers import move_into, scratch_cgroup
 
 CALLERS_DRIVER = os.environ.get("CALLERS_DRIVER", "")
@@ -154,6 +154,24 @@ def test_agent_caller_label_sampled():
         exact = per_caller(text)
         check(len({c for f, c in exact if f == "dlt_add"} | callers) <= 2, f"exact {exact}, sampled {sampled}")
         check("event=budget" in a.text(), f"no budget line: {a.text()}")
+        check(a.stop() == 0, f"exit {a.p.returncode}: {a.text()}")
+
+
+
+@modes("session")
+def test_agent_caller_label_bad_input():
+    """--callers 0, a word, or DLPROF_AGENT_CALLERS that is not a number: one line naming
+    the flag (and the variable it came from), exit 2; DLPROF_AGENT_CALLERS=2 turns the label on."""
+    for args, env, words in ((["--callers", "0"], {}, "--callers"),
+                             (["--callers", "some"], {}, "--callers"),
+                             ([], {"DLPROF_AGENT_CALLERS": "-1"}, "DLPROF_AGENT_CALLERS")):
+        rc, lines = agent_error(["--lib", LIB] + args, env={**os.environ, **env})
+        check(rc == 2 and len(lines) == 1 and words in lines[0], f"{args} {env}: exit {rc}: {lines}")
+    with Agent(FUNCS + ["--max-overhead", "off"], env={**os.environ, "DLPROF_AGENT_CALLERS": "2"}) as a:
+        a.wait_ready()
+        run_callers(100)
+        text = wait_value(a, lambda t: sum(per_caller(t).values()), 2100)
+        check(len([k for k in per_caller(text) if k[0] == "dlt_add"]) == 3, f"series: {per_caller(text)}")
         check(a.stop() == 0, f"exit {a.p.returncode}: {a.text()}")
 
 
