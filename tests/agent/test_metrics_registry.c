@@ -50,6 +50,29 @@ static void test_same_labels_same_series(void **state)
 	metrics_registry__free(r);
 }
 
+static void test_caller_label_is_its_own_series(void **state)
+{
+	struct metrics_registry *r = metrics_registry__new(10, events, 1);
+	struct series_labels a = { .lib = "l", .function = "f", .caller = "app:main" }, b = a;
+	struct prom_buf buf = {};
+	long ia, ib;
+
+	(void)state;
+	b.caller = "other";
+	ia = metrics_registry__series(r, &a);
+	ib = metrics_registry__series(r, &b);
+	assert_int_not_equal(ia, ib);
+	assert_int_equal(metrics_registry__series(r, &(struct series_labels){ .lib = "l", .function = "f",
+									 .caller = "app:main" }), ia);
+	metrics_registry__set(r, ia, &(struct series_values){ .calls = 3 });
+	metrics_registry__set(r, ib, &(struct series_values){ .calls = 4 });
+	settle_served(r);
+	assert_non_null(strstr(render(r, &buf), "dlprof_calls_total{lib=\"l\",function=\"f\",caller=\"app:main\"} 3\n"));
+	assert_non_null(strstr(buf.data, "dlprof_calls_total{lib=\"l\",function=\"f\",caller=\"other\"} 4\n"));
+	prom_buf_free(&buf);
+	metrics_registry__free(r);
+}
+
 static void test_folding_keeps_the_most_active(void **state)
 {
 	struct metrics_registry *r = metrics_registry__new(3, events, 1);	/* 2 series + __other__ */
@@ -241,6 +264,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_labels_same_series),
+		cmocka_unit_test(test_caller_label_is_its_own_series),
 		cmocka_unit_test(test_folding_keeps_the_most_active),
 		cmocka_unit_test(test_rebase_continues_counters),
 		cmocka_unit_test(test_histogram_and_events_of_timed_series),

@@ -68,7 +68,7 @@ static void test_request_by_container(void **state)
 	static struct series_values v2 = { .calls = 7 };
 	long a = metrics_registry__series(r, &(struct series_labels){ .lib = "libz.so.1", .function = "deflate",
 								      .namespace = "shop", .pod = "web-1",
-								      .container = "c0ffee" });
+								      .container = "c0ffee", .caller = "app:main" });
 	long b = metrics_registry__series(r, &(struct series_labels){ .lib = "libz.so.1", .function = "crc32" });
 	struct otlp_encode_opts o = { .start_unix_ns = 1000, .now_unix_ns = 2000, .service_version = "1.2",
 				      .host_name = "node-a", .node_name = "node-a", .events = events, .nr_events = 1,
@@ -108,6 +108,7 @@ static void test_request_by_container(void **state)
 	assert_int_equal(p->time_unix_nano, 2000);
 	assert_string_equal(attr(p->attributes, p->n_attributes, "code.function.name"), "deflate");
 	assert_string_equal(attr(p->attributes, p->n_attributes, "dlprof.library"), "libz.so.1");
+	assert_string_equal(attr(p->attributes, p->n_attributes, "dlprof.caller"), "app:main");
 	h = metric(web, "dlprof.call.duration")->exponential_histogram->data_points[0];
 	assert_int_equal(h->scale, 4);
 	assert_int_equal(h->count, 100);
@@ -120,6 +121,7 @@ static void test_request_by_container(void **state)
 	assert_true(native_hist_upper_s(h->positive->offset + (int32_t)h->positive->n_bucket_counts) > 5000e-9);
 	p = metric(web, "dlprof.events")->sum->data_points[0];
 	assert_string_equal(attr(p->attributes, p->n_attributes, "dlprof.event"), "page-faults");
+	assert_string_equal(attr(p->attributes, p->n_attributes, "dlprof.caller"), "app:main");
 	assert_true(p->as_double == 9);
 	assert_true(metric(web, "dlprof.cpu.time")->sum->data_points[0]->as_double == 0.125);
 	/* Entry-only functions: calls only. */

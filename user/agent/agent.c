@@ -188,6 +188,7 @@ static int start_profile(struct agent *a)
 		},
 		.trap_ns = trap_ns(),
 		.series_grace_s = o->series_grace_s,
+		.callers = o->callers,
 		.k8s_namespace = o->k8s_namespace,
 		.k8s_pod = o->k8s_pod,
 		.verbose = o->verbose,

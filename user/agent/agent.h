@@ -33,6 +33,7 @@ struct agent_opts {
 	long max_series;
 	double refresh_s;
 	double series_grace_s;		/* a removed container's series stay this long */
+	long callers;			/* --callers: the caller label's named callers per function; -1: all; 0: off */
 	const char *k8s_namespace;	/* globs: only containers of matching pods; NULL: any */
 	const char *k8s_pod;
 	const char *kubelet_url;	/* NULL: none, unless a token is given (then https://$NODE_NAME:10250) */

@@ -127,7 +127,23 @@ void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id
 	metrics_registry__set(p->reg, id, &c->shown);
 }
 
-/* Each (function, container) row of the kernel's aggregates whose function want[] marks. */
+/* --callers: the kernel's rows per (function, caller, container) folded into the caller labels' rows. */
+static int fold_callers(struct agent_profile *p, const struct func_profile **rows, const struct func_stats **st,
+			size_t *n)
+{
+	long *fidx = calloc(*n ? *n : 1, sizeof(*fidx));
+	int ret;
+
+	if (!fidx)
+		return -ENOMEM;
+	for (size_t r = 0; r < *n; r++)
+		fidx[r] = group_series__func(p->groups, (*rows)[r].func);
+	ret = caller_labels__fold(p->callers_k, *rows, *st, fidx, *n, rows, st, n);
+	free(fidx);
+	return ret;
+}
+
+/* Each (function, container[, caller label]) row of the kernel's aggregates whose function want[] marks. */
 int profile_for_rows(struct agent_profile *p, const bool *want, row_fn fn)
 {
 	const struct func_profile *rows;
@@ -138,6 +154,8 @@ int profile_for_rows(struct agent_profile *p, const bool *want, row_fn fn)
 	if (ret)
 		return ret;
 	st = session__group_stats(p->s);
+	if (p->callers_k && (ret = fold_callers(p, &rows, &st, &n)))
+		return ret;
 	for (size_t r = 0; r < n; r++) {
 		long fi = group_series__func(p->groups, rows[r].func);
 		const struct agent_group *grp;
@@ -175,6 +193,7 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 		struct series_labels l = { .lib = path_base(r->lib), .function = r->func };
 
 		group_series__labels(grp, &l);
+		l.caller = c->caller;
 		c->series_id = metrics_registry__series(p->reg, &l);
 		if (c->series_id < 0)
 			return (int)c->series_id;
@@ -192,6 +211,7 @@ long profile_sampled_series(struct agent_profile *p, struct group_cell *c, const
 
 	if (c->sampled_id < 0) {
 		group_series__labels(grp, &l);
+		l.caller = c->caller;
 		c->sampled_id = metrics_registry__series(p->reg, &l);
 	}
 	return c->sampled_id;
@@ -396,6 +416,9 @@ static void collect(struct agent_profile *p, double now, bool final)
 
 	if (final)
 		return;
+	/* --callers: exited processes' rows kept apart, named as they were, their pids free for reuse. */
+	if (p->callers_k)
+		session__retire_exited_callers(p->s);
 	retired = group_series__collect(p->groups, p->reg, now, p->o.series_grace_s);
 	groups = group_series__nr_groups(p->groups);
 	for (size_t i = 0; i < groups; i++) {
@@ -620,8 +643,13 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		.events = p->o.events,
 		.cgroups = p->o.cgroups,
 		.nr_cgroups = p->o.nr_cgroups,
-		/* Aggregates per (function, cgroup) in the kernel: the series per container and pod. */
-		.by = ATTR_BY_CONTAINER,
+		/*
+		 * Aggregates per (function, cgroup) in the kernel: the series per
+		 * container and pod. With --callers, per (function, process, return
+		 * address), each process placed in its container (caller_labels.h).
+		 */
+		.by = p->o.callers ? ATTR_BY_CALLER : ATTR_BY_CONTAINER,
+		.caller_containers = p->o.callers != 0,
 		/* With a budget, nothing is probed full time before it is measured (profile_calib.h). */
 		.start_unlinked = p->o.budget_on,
 		/* ... and the windows' calls are scaled by what their callers' CPU clocks say (caller_pace.h). */
@@ -645,6 +673,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		return -ENOMEM;
 	if (p->o.kubelet)
 		group_series__set_lookup(p->groups, kubelet_lookup, p);
+	if (p->o.callers && !(p->callers_k = caller_labels__new(p->n, p->o.callers)))
+		return -ENOMEM;
 	p->fs = calloc(p->n, sizeof(*p->fs));
 	p->calls = calloc(p->n, sizeof(*p->calls));
 	p->mask = calloc(p->n, sizeof(*p->mask));
@@ -781,6 +811,7 @@ void agent_profile__free(struct agent_profile *p)
 	}
 	session__free(p->s);
 	group_series__free(p->groups);
+	caller_labels__free(p->callers_k);
 	kubelet_pods_free(&p->kpods);
 	free(p->fs);
 	free(p->calls);

@@ -29,6 +29,7 @@ struct agent_profile_opts {
 	struct budget_opts budget;
 	double trap_ns;			/* > 0: the kernel's part of a probed call, for every class; 0: calibrated */
 	double series_grace_s;		/* a removed container's series stay exposed this long */
+	long callers;			/* the caller label: named callers per function; -1: all; 0: no label */
 	int verbose;			/* > 0: a log line per sampling window too */
 };
 

@@ -11,8 +11,14 @@
 #include "agent/group_series.h"
 #include "probe/cgroup_target.h"
 
+struct cell_key {
+	uint32_t func;
+	uint32_t group;			/* its index + 1; 0: an empty slot */
+	uint32_t caller;		/* the caller label's index + 1 (callers); 0: no caller label */
+};
+
 struct cell_slot {
-	uint64_t key;			/* func << 32 | group + 1; 0: empty */
+	struct cell_key key;
 	struct group_cell c;
 };
 
@@ -28,6 +34,8 @@ struct group_series {
 	size_t nr_groups, cap_groups;
 	struct cell_slot *cells;	/* open addressing, a power of two */
 	size_t nr_cells, cap_cells;
+	char **callers;			/* the caller labels seen, interned: a cell keeps an index */
+	size_t nr_callers, cap_callers;
 	char cg_root[256];		/* the cgroup2 mount; "": unknown */
 	struct group_selector sel;
 	pod_lookup_fn lookup;
@@ -83,6 +91,9 @@ void group_series__free(struct group_series *gs)
 		group_free(&gs->groups[i]);
 	free(gs->groups);
 	free(gs->cells);
+	for (size_t i = 0; i < gs->nr_callers; i++)
+		free(gs->callers[i]);
+	free(gs->callers);
 	free(gs->funcs);
 	free(gs);
 }
@@ -143,19 +154,26 @@ static long group_of(struct group_series *gs, const struct attr_group *g)
 	return (long)gs->nr_groups++;
 }
 
-static size_t hash(uint64_t key)
+static size_t hash(const struct cell_key *k)
 {
+	uint64_t key = (uint64_t)k->func << 32 ^ (uint64_t)k->caller << 20 ^ k->group;
+
 	key ^= key >> 33;
 	key *= 0xff51afd7ed558ccdULL;
 	key ^= key >> 33;
 	return (size_t)key;
 }
 
-static struct cell_slot *slot_of(struct cell_slot *cells, size_t cap, uint64_t key)
+static bool same_key(const struct cell_key *a, const struct cell_key *b)
+{
+	return a->func == b->func && a->group == b->group && a->caller == b->caller;
+}
+
+static struct cell_slot *slot_of(struct cell_slot *cells, size_t cap, const struct cell_key *key)
 {
 	size_t i = hash(key) & (cap - 1);
 
-	while (cells[i].key && cells[i].key != key)
+	while (cells[i].key.group && !same_key(&cells[i].key, key))
 		i = (i + 1) & (cap - 1);
 	return &cells[i];
 }
@@ -169,31 +187,57 @@ static int grow_cells(struct group_series *gs)
 	if (!cells)
 		return -ENOMEM;
 	for (size_t i = 0; i < gs->cap_cells; i++)
-		if (gs->cells[i].key)
-			*slot_of(cells, cap, gs->cells[i].key) = gs->cells[i];
+		if (gs->cells[i].key.group)
+			*slot_of(cells, cap, &gs->cells[i].key) = gs->cells[i];
 	free(gs->cells);
 	gs->cells = cells;
 	gs->cap_cells = cap;
 	return 0;
 }
 
+/* The index + 1 of a caller label, interned when new; 0: none; -ENOMEM. */
+static long caller_of(struct group_series *gs, const char *caller)
+{
+	char **p;
+
+	if (!caller)
+		return 0;
+	for (size_t i = 0; i < gs->nr_callers; i++)
+		if (!strcmp(gs->callers[i], caller))
+			return (long)i + 1;
+	if (gs->nr_callers == gs->cap_callers) {
+		size_t cap = gs->cap_callers ? 2 * gs->cap_callers : 16;
+
+		p = realloc(gs->callers, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		gs->callers = p;
+		gs->cap_callers = cap;
+	}
+	gs->callers[gs->nr_callers] = strdup(caller);
+	if (!gs->callers[gs->nr_callers])
+		return -ENOMEM;
+	return (long)++gs->nr_callers;
+}
+
 struct group_cell *group_series__cell(struct group_series *gs, size_t func, const struct attr_group *g,
 				      const struct agent_group **grp)
 {
-	long gi = group_of(gs, g);
-	uint64_t key;
+	long gi = group_of(gs, g), ci = caller_of(gs, g->caller);
+	struct cell_key key;
 	struct cell_slot *s;
 
-	if (gi < 0)
+	if (gi < 0 || ci < 0)
 		return NULL;
 	*grp = &gs->groups[gi];
 	if (2 * (gs->nr_cells + 1) > gs->cap_cells && grow_cells(gs))
 		return NULL;
-	key = (uint64_t)func << 32 | (uint64_t)(gi + 1);
-	s = slot_of(gs->cells, gs->cap_cells, key);
-	if (!s->key) {
+	key = (struct cell_key){ (uint32_t)func, (uint32_t)gi + 1, (uint32_t)ci };
+	s = slot_of(gs->cells, gs->cap_cells, &key);
+	if (!s->key.group) {
 		s->key = key;
-		s->c = (struct group_cell){ .series_id = -1, .sampled_id = -1 };
+		s->c = (struct group_cell){ .series_id = -1, .sampled_id = -1,
+					    .caller = ci ? gs->callers[ci - 1] : NULL };
 		rate_spread_init(&s->c.spread);
 		gs->nr_cells++;
 	}
@@ -288,12 +332,12 @@ static size_t drop_group(struct group_series *gs, size_t gi, struct metrics_regi
 	if (!cells)
 		return 0;	/* kept: a later refresh tries again */
 	for (size_t i = 0; i < gs->cap_cells; i++) {
-		uint64_t key = gs->cells[i].key;
+		struct cell_key key = gs->cells[i].key;
 		size_t g;
 
-		if (!key)
+		if (!key.group)
 			continue;
-		g = (size_t)(key & 0xffffffffu) - 1;
+		g = (size_t)key.group - 1;
 		if (g == gi) {
 			metrics_registry__retire(reg, gs->cells[i].c.series_id);
 			metrics_registry__retire(reg, gs->cells[i].c.sampled_id);
@@ -301,8 +345,8 @@ static size_t drop_group(struct group_series *gs, size_t gi, struct metrics_regi
 			continue;
 		}
 		if (g == last)
-			key = (key & ~0xffffffffULL) | (uint64_t)(gi + 1);
-		*slot_of(cells, gs->cap_cells, key) = (struct cell_slot){ key, gs->cells[i].c };
+			key.group = (uint32_t)gi + 1;
+		*slot_of(cells, gs->cap_cells, &key) = (struct cell_slot){ key, gs->cells[i].c };
 		kept++;
 	}
 	free(gs->cells);

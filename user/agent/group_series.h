@@ -25,6 +25,7 @@
 
 /* One function in one container (or on the host). */
 struct group_cell {
+	const char *caller;		/* its caller label (the row's attr_group.caller, interned); NULL: none */
 	long series_id;			/* -1: not made yet */
 	long sampled_id;		/* its sampled series (windows' calls extrapolated); -1: not made yet */
 	struct series_values off;	/* kernel totals that belong to sampling windows, not to the exact series */
@@ -67,7 +68,10 @@ void group_series__free(struct group_series *gs);
 void group_series__set_lookup(struct group_series *gs, pod_lookup_fn fn, void *ctx);
 /* The probe table index of a row's function (rows point into the table's strings); -1: none. */
 long group_series__func(const struct group_series *gs, const char *func);
-/* The cell of (func, the row's group), made when new; *grp its group. NULL: out of memory. */
+/*
+ * The cell of (func, the row's group, the row's caller label when it has
+ * one), made when new; *grp its group. NULL: out of memory.
+ */
 struct group_cell *group_series__cell(struct group_series *gs, size_t func, const struct attr_group *g,
 				      const struct agent_group **grp);
 /* Whether a group's pod matches the selector: pure, for tests. */

@@ -18,6 +18,7 @@ enum series_state {
 
 struct series {
 	char *lib, *function, *namespace, *pod, *container;
+	char *caller;		/* --callers: "module:symbol" or "other"; NULL: no caller label */
 	bool sampled;
 	enum series_state state;
 	bool unserved;		/* exposed, but no scrape has been served it yet: shown at zero */
@@ -78,6 +79,7 @@ static void series_free(struct series *s)
 	free(s->namespace);
 	free(s->pod);
 	free(s->container);
+	free(s->caller);
 	sparse_hist_free(&s->shape);
 	sparse_hist_free(&s->fine_base);
 }
@@ -115,7 +117,8 @@ static bool same(const char *a, const char *b)
 static bool matches(const struct series *s, const struct series_labels *l)
 {
 	return s->sampled == l->sampled && same(s->lib, l->lib) && same(s->function, l->function) &&
-	       same(s->namespace, l->namespace) && same(s->pod, l->pod) && same(s->container, l->container);
+	       same(s->namespace, l->namespace) && same(s->pod, l->pod) && same(s->container, l->container) &&
+	       same(s->caller, l->caller);
 }
 
 static char *dup_or_null(const char *s, bool *failed)
@@ -162,6 +165,7 @@ long metrics_registry__series(struct metrics_registry *r, const struct series_la
 	s->namespace = dup_or_null(l->namespace, &failed);
 	s->pod = dup_or_null(l->pod, &failed);
 	s->container = dup_or_null(l->container, &failed);
+	s->caller = dup_or_null(l->caller, &failed);
 	if (failed) {
 		series_free(s);
 		*s = (struct series){ .state = SERIES_RETIRED };
@@ -337,7 +341,7 @@ static const struct series_values *shown_values(const struct series_values *v, b
 	return zero;
 }
 
-#define NR_LABELS 6
+#define NR_LABELS 7
 
 static size_t labels_of(const struct series *s, struct prom_label *l)
 {
@@ -346,7 +350,8 @@ static size_t labels_of(const struct series *s, struct prom_label *l)
 	l[2] = (struct prom_label){ "namespace", s->namespace };
 	l[3] = (struct prom_label){ "pod", s->pod };
 	l[4] = (struct prom_label){ "container", s->container };
-	l[5] = (struct prom_label){ "sampled", s->sampled ? "true" : NULL };
+	l[5] = (struct prom_label){ "caller", s->caller };
+	l[6] = (struct prom_label){ "sampled", s->sampled ? "true" : NULL };
 	return NR_LABELS;
 }
 
@@ -487,7 +492,8 @@ void metrics_registry__each(const struct metrics_registry *r, metrics_registry_e
 			add_values(&other, &s->v);
 		if (s->state != SERIES_EXPOSED)
 			continue;
-		fn(ctx, &(struct series_labels){ s->lib, s->function, s->namespace, s->pod, s->container, s->sampled },
+		fn(ctx, &(struct series_labels){ s->lib, s->function, s->namespace, s->pod, s->container, s->sampled,
+					       s->caller },
 		   &s->v, s->v.timed ? fine_cum(r, s, false) : NULL);
 	}
 	if (r->folded)

@@ -25,6 +25,7 @@ struct series_labels {
 	const char *pod;
 	const char *container;
 	bool sampled;		/* counts extrapolated from sampling windows */
+	const char *caller;	/* --callers: "module:symbol" or "other"; NULL: the label is left out */
 };
 
 /* Totals since the agent started: counters only grow. */

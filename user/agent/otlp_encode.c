@@ -101,13 +101,15 @@ static struct group *group_of(struct encoder *e, const struct series_labels *l)
 static KeyValue **point_attrs(struct pb_arena *a, const struct series_labels *l, const char *extra_key,
 			      const char *extra_value, size_t *n)
 {
-	KeyValue **attrs = pb_alloc(a, 4 * sizeof(*attrs));
+	KeyValue **attrs = pb_alloc(a, 5 * sizeof(*attrs));
 
 	*n = 0;
 	if (!attrs)
 		return NULL;
 	attrs[(*n)++] = kv(a, "code.function.name", l->function);
 	attrs[(*n)++] = kv(a, "dlprof.library", l->lib);
+	if (l->caller)
+		attrs[(*n)++] = kv(a, "dlprof.caller", l->caller);
 	if (l->sampled)
 		attrs[(*n)++] = kv(a, "dlprof.sampled", "true");
 	if (extra_key)

@@ -12,6 +12,7 @@
 #define DLPROF_AGENT_PROFILE_INTERNAL_H
 
 #include "agent/agent_profile.h"
+#include "agent/caller_labels.h"
 #include "agent/group_series.h"
 #include "agent/install_cost.h"
 #include "agent/profile_calib.h"
@@ -40,6 +41,7 @@ struct agent_profile {
 	struct session *s;
 	struct metrics_registry *reg;
 	struct group_series *groups;	/* the series, exact and sampled, per function and container */
+	struct caller_labels *callers_k;	/* --callers: the caller labels' places; NULL: no caller label */
 	struct kubelet_pods kpods;	/* the kubelet's last pod list */
 	double kubelet_t;		/* when it was last asked; 0: never */
 	size_t n;

@@ -464,6 +464,7 @@ static const struct cli_option options[] = {
 	{ CLI_DUMP, "csv", 0, NULL, "the same as --format csv", NULL, FLAG(csv) },
 	{ CLI_SELECTING | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "no-demangle", 0, NULL, "print and match C++ and Rust symbols as the library spells them (mangled): --func/--exclude then see only those", NULL, FLAG(no_demangle) },
 	{ CLI_PROFILE | CLI_REPORT, "callers", 0, "N", "--by caller's table: under each function its N callers that took the most time (default 5), the rest summed in one row; all: every caller", on_callers, 0 },
+	{ CLI_AGENT, "callers", 0, "K", "a caller label on the series: per function the K callers that took the most time as caller=\"module:symbol\", the rest as caller=\"other\"; all: every caller (off by default)", on_callers, 0 },
 	{ CLI_PROFILE | CLI_REPORT, "wide", 0, NULL, "the table prints function names whole instead of shortening long ones in the middle", NULL, FLAG(wide) },
 	{ CLI_PROFILE | CLI_REPORT | CLI_DUMP | CLI_EXPORT, "format", 0, "NAME", "the output format: one of the formats below (export: perfetto by default)", on_format, 0 },
 	{ CLI_EXPORT, "weight", 0, "WHAT", "folded: what a stack weighs: wall (default, ns), oncpu (ns) or a recorded event's name (its count)", on_weight, 0 },

@@ -31,11 +31,13 @@ struct retired_group {
 	__u32 pid;				/* caller,process: the process; 0 by caller */
 	const char *comm;			/* caller,process: a retired name's */
 	const char *caller, *caller_module;	/* a retired name's */
+	const char *container_id, *cgroup;	/* caller_containers: the retired name's container */
 	struct group_stats gs;			/* settled */
 };
 
 struct kernel_groups {
 	enum attr_by by;
+	bool caller_containers;		/* caller: rows per container too (the process's cgroup at first sight) */
 	struct container_roots roots;
 	bool default_roots;
 	struct caller_names *callers;	/* caller: the files' symbols, read once */
@@ -49,6 +51,11 @@ struct kernel_groups {
 	struct retired_group *retired;
 	size_t nr_retired, cap_retired;
 };
+
+void kernel_groups__caller_containers(struct kernel_groups *kg)
+{
+	kg->caller_containers = true;
+}
 
 struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container_roots *roots)
 {
@@ -147,15 +154,40 @@ static int name_cgroup(struct kernel_groups *kg, const struct kernel_maps *km, _
 	return g->cgroup ? 0 : -ENOMEM;
 }
 
+/*
+ * The container of a caller's process, from its cgroup now (read when the
+ * caller is first seen, and kept: the process may exit). A process gone
+ * already, or outside containers, counts with the host's.
+ */
+static int name_caller_container(__u32 pid, struct attr_group *g)
+{
+	char path[PATH_MAX_CG], cid[72];
+	size_t end;
+
+	if (proc_cgroup2_path((pid_t)pid, path, sizeof(path)) ||
+	    !cgroup_path_container(path, cid, sizeof(cid), &end))
+		return 0;
+	/* The container's own cgroup, as by container: its processes may sit in cgroups below it. */
+	path[end] = '\0';
+	g->container_id = strdup(cid);
+	g->cgroup = strdup(path);
+	return g->container_id && g->cgroup ? 0 : -ENOMEM;
+}
+
 /* A caller from where its return address was mapped at first sight. */
 static int name_caller(struct kernel_groups *kg, const struct kernel_maps *km, __u32 pid, __u64 addr,
 		       struct attr_group *g)
 {
+	int err;
+
 	if (!kg->callers && !(kg->callers = caller_names__new()))
 		return -ENOMEM;
 	g->pid = pid;
-	return caller_names__name(kg->callers, km->caller_meta_fd, pid, addr, (char **)&g->caller_module,
-				  (char **)&g->caller);
+	err = caller_names__name(kg->callers, km->caller_meta_fd, pid, addr, (char **)&g->caller_module,
+				 (char **)&g->caller);
+	if (!err && kg->caller_containers)
+		err = name_caller_container(pid, g);
+	return err;
 }
 
 static int name_group(struct kernel_groups *kg, const struct kernel_maps *km, __u32 pid, __u64 key,
@@ -300,7 +332,8 @@ static int add_retired(struct kernel_groups *kg, const struct probe_table *t)
 	for (size_t i = 0; i < kg->nr_retired && !err; i++) {
 		const struct retired_group *rg = &kg->retired[i];
 		const struct attr_group g = { .pid = rg->pid, .comm = rg->comm, .caller = rg->caller,
-					      .caller_module = rg->caller_module };
+					      .caller_module = rg->caller_module,
+					      .container_id = rg->container_id, .cgroup = rg->cgroup };
 
 		if (rg->func_id < t->nr_funcs)
 			err = add_named(kg, t, rg->func_id, &g, &rg->gs);
@@ -402,11 +435,28 @@ static void forget_names(struct kernel_groups *kg, const struct kernel_maps *km,
 			free((char *)n->g.cgroup);
 			free((char *)n->g.container_id);
 			free((char *)n->g.container);
+			free((char *)n->g.caller);
+			free((char *)n->g.caller_module);
 			continue;
 		}
 		kg->names[kept++] = *n;
 	}
 	kg->nr_names = kept;
+}
+
+/* Caller rows of exited processes in removed containers: their names go next (forget_names). */
+static void forget_retired(struct kernel_groups *kg, const char *root)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < kg->nr_retired; i++) {
+		const struct retired_group *rg = &kg->retired[i];
+		const struct attr_group g = { .container_id = rg->container_id, .cgroup = rg->cgroup };
+
+		if (!container_removed(&g, root))
+			kg->retired[kept++] = *rg;
+	}
+	kg->nr_retired = kept;
 }
 
 int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_maps *km)
@@ -417,10 +467,11 @@ int kernel_groups__forget_removed(struct kernel_groups *kg, const struct kernel_
 	void *prev = NULL;
 	int ret = 0;
 
-	if (kg->by != ATTR_BY_CONTAINER && kg->by != ATTR_BY_CGROUP)
+	if (kg->by != ATTR_BY_CONTAINER && kg->by != ATTR_BY_CGROUP && !kg->caller_containers)
 		return 0;
 	if (cgroup2_mount(root, sizeof(root)))
 		return -ENOENT;
+	forget_retired(kg, root);
 	/* Collected first: deleting while walking a hash map restarts the walk. */
 	while (!bpf_map_get_next_key(km->groups_fd, prev, &next)) {
 		const struct attr_group *g = group_of(kg, km, next.pid, next.group);
@@ -514,7 +565,7 @@ static int retire_stats(struct kernel_groups *kg, __u32 func_id, const struct at
 	for (size_t i = 0; i < kg->nr_retired && !rg; i++)
 		if (kg->retired[i].func_id == func_id && same_str(kg->retired[i].caller, g->caller) &&
 		    same_str(kg->retired[i].caller_module, g->caller_module) && kg->retired[i].pid == pid &&
-		    same_str(kg->retired[i].comm, comm))
+		    same_str(kg->retired[i].comm, comm) && same_str(kg->retired[i].container_id, g->container_id))
 			rg = &kg->retired[i];
 	if (!rg) {
 		if (ARRAY_RESERVE(kg->retired, kg->cap_retired, kg->nr_retired + 1))
@@ -526,6 +577,8 @@ static int retire_stats(struct kernel_groups *kg, __u32 func_id, const struct at
 		rg->comm = comm;
 		rg->caller = g->caller;
 		rg->caller_module = g->caller_module;
+		rg->container_id = g->container_id;
+		rg->cgroup = g->cgroup;
 	}
 	rg->gs.calls += gs->calls;
 	func_stats_merge(&rg->gs.s, &gs->s);
@@ -606,6 +659,50 @@ int kernel_groups__exited(struct kernel_groups *kg, const struct kernel_maps *km
 	return err;
 }
 
+static bool same_ptr(const char *a, const char *b)
+{
+	return a && a == b;
+}
+
+/* Whether a retired row borrows a string of n. */
+static bool name_in_retired(const struct kernel_groups *kg, const struct group_name *n)
+{
+	for (size_t i = 0; i < kg->nr_retired; i++) {
+		const struct retired_group *rg = &kg->retired[i];
+
+		if (same_ptr(rg->caller, n->g.caller) || same_ptr(rg->caller_module, n->g.caller_module) ||
+		    same_ptr(rg->container_id, n->g.container_id) || same_ptr(rg->cgroup, n->g.cgroup))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A long-running session (the agent) forgets the names of exited
+ * processes that no retired row points at: a retired row holds the first
+ * name of its (function, caller, container), so the names stay bounded
+ * by the labels, not by the processes that come and go.
+ */
+static void drop_retired_names(struct kernel_groups *kg)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < kg->nr_names; i++) {
+		struct group_name *n = &kg->names[i];
+
+		if (n->retired && !name_in_retired(kg, n)) {
+			free((char *)n->g.comm);
+			free((char *)n->g.cgroup);
+			free((char *)n->g.container_id);
+			free((char *)n->g.caller);
+			free((char *)n->g.caller_module);
+			continue;
+		}
+		kg->names[kept++] = *n;
+	}
+	kg->nr_names = kept;
+}
+
 int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km, const uint32_t *pids, size_t n)
 {
 	int err;
@@ -617,6 +714,8 @@ int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km
 		return err;
 	for (size_t i = 0; i < kg->nr_names; i++)
 		kg->names[i].retired |= pid_in(pids, n, kg->names[i].pid);
+	if (kg->caller_containers)
+		drop_retired_names(kg);
 	err = delete_pids(km->groups_fd, sizeof(struct group_key), offsetof(struct group_key, pid), pids, n);
 	if (!err)
 		err = delete_pids(km->caller_meta_fd, sizeof(struct caller_site), offsetof(struct caller_site, pid),

@@ -52,6 +52,12 @@ int kernel_groups__retire(struct kernel_groups *kg, const struct kernel_maps *km
 /* The merged stats of the last read's rows, row for row (the histograms a row's summary leaves out). */
 const struct func_stats *kernel_groups__stats(const struct kernel_groups *kg);
 void kernel_groups__free(struct kernel_groups *kg);
+/*
+ * By caller: rows per (function, caller, container) instead of per
+ * (function, caller), each caller's process placed in its container by
+ * its cgroup when the caller is first seen (the agent's caller label).
+ */
+void kernel_groups__caller_containers(struct kernel_groups *kg);
 
 /*
  * A cgroup path as the BPF side took it (names leaf first, levels of

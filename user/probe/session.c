@@ -848,6 +848,8 @@ int session__read_groups(struct session *s, const struct func_profile **rows, si
 		s->groups = kernel_groups__new(s->opts.by, NULL);
 	if (!s->groups)
 		return -ENOMEM;
+	if (s->opts.caller_containers)
+		kernel_groups__caller_containers(s->groups);
 	return kernel_groups__read(s->groups, &s->maps, &s->table, rows, n);
 }
 
@@ -868,6 +870,8 @@ int session__retire_exited_callers(struct session *s)
 		s->groups = kernel_groups__new(s->opts.by, NULL);
 	if (!s->groups)
 		return -ENOMEM;
+	if (s->opts.caller_containers)
+		kernel_groups__caller_containers(s->groups);
 	err = kernel_groups__exited(s->groups, &s->maps, &pids, &n);
 	/*
 	 * A recording names a call's caller as it drains it: every record of

@@ -82,6 +82,8 @@ struct session_opts {
 	bool start_unlinked;
 	/* Keep the processes that call a probed function (session__callers), whatever by is. */
 	bool track_callers;
+	/* --by caller: rows per container as well (kernel_groups__caller_containers). */
+	bool caller_containers;
 	/*
 	 * Called while session__start makes the links and session__stop
 	 * waits for them to close, every SESSION_PROGRESS_MS at most, and
