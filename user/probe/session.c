@@ -838,18 +838,25 @@ int session__read_hists(struct session *s, __u64 *hists)
 	return kernel_hists_read(&s->maps, s->table.nr_funcs, hists);
 }
 
+/* The session's reader of the kernel's group rows, made at first use; NULL without memory. */
+static struct kernel_groups *session_groups(struct session *s)
+{
+	if (!s->groups) {
+		s->groups = kernel_groups__new(s->opts.by, NULL);
+		if (s->groups && s->opts.caller_containers)
+			kernel_groups__caller_containers(s->groups);
+	}
+	return s->groups;
+}
+
 int session__read_groups(struct session *s, const struct func_profile **rows, size_t *n)
 {
 	*rows = NULL;
 	*n = 0;
 	if (s->opts.by == ATTR_BY_FUNCTION)
 		return 0;
-	if (!s->groups)
-		s->groups = kernel_groups__new(s->opts.by, NULL);
-	if (!s->groups)
+	if (!session_groups(s))
 		return -ENOMEM;
-	if (s->opts.caller_containers)
-		kernel_groups__caller_containers(s->groups);
 	return kernel_groups__read(s->groups, &s->maps, &s->table, rows, n);
 }
 
@@ -866,12 +873,8 @@ int session__retire_exited_callers(struct session *s)
 
 	if (!attr_by_has_caller(s->opts.by))
 		return 0;
-	if (!s->groups)
-		s->groups = kernel_groups__new(s->opts.by, NULL);
-	if (!s->groups)
+	if (!session_groups(s))
 		return -ENOMEM;
-	if (s->opts.caller_containers)
-		kernel_groups__caller_containers(s->groups);
 	err = kernel_groups__exited(s->groups, &s->maps, &pids, &n);
 	/*
 	 * A recording names a call's caller as it drains it: every record of
