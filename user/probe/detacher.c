@@ -255,7 +255,9 @@ static struct attach_link *gather(struct attacher *const *as, size_t n, const ui
 		if (!as[i])
 			continue;
 		l = attacher__links(as[i], &m);
-		memcpy(all + k, l, m * sizeof(*l));
+		/* An attacher with no link hands back NULL, which memcpy may not take even for 0 bytes. */
+		if (m)
+			memcpy(all + k, l, m * sizeof(*l));
 		k += m;
 	}
 	attach_links_order(all, cnt, calls, nr_calls);
