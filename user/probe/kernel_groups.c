@@ -421,6 +421,17 @@ static bool container_removed(const struct attr_group *g, const char *root)
 	return access(path, F_OK) && errno == ENOENT;
 }
 
+/* The strings a cached name owns. */
+static void free_name(const struct attr_group *g)
+{
+	free((char *)g->comm);
+	free((char *)g->cgroup);
+	free((char *)g->container_id);
+	free((char *)g->container);
+	free((char *)g->caller);
+	free((char *)g->caller_module);
+}
+
 /* The names of the cgroups forgotten out of the cache (their strings freed). */
 static void forget_names(struct kernel_groups *kg, const struct kernel_maps *km, const char *root)
 {
@@ -431,12 +442,7 @@ static void forget_names(struct kernel_groups *kg, const struct kernel_maps *km,
 
 		if (container_removed(&n->g, root)) {
 			bpf_map_delete_elem(km->cgroup_meta_fd, &n->key);
-			free((char *)n->g.comm);
-			free((char *)n->g.cgroup);
-			free((char *)n->g.container_id);
-			free((char *)n->g.container);
-			free((char *)n->g.caller);
-			free((char *)n->g.caller_module);
+			free_name(&n->g);
 			continue;
 		}
 		kg->names[kept++] = *n;
@@ -691,11 +697,7 @@ static void drop_retired_names(struct kernel_groups *kg)
 		struct group_name *n = &kg->names[i];
 
 		if (n->retired && !name_in_retired(kg, n)) {
-			free((char *)n->g.comm);
-			free((char *)n->g.cgroup);
-			free((char *)n->g.container_id);
-			free((char *)n->g.caller);
-			free((char *)n->g.caller_module);
+			free_name(&n->g);
 			continue;
 		}
 		kg->names[kept++] = *n;
@@ -733,12 +735,7 @@ void kernel_groups__free(struct kernel_groups *kg)
 	if (!kg)
 		return;
 	for (size_t i = 0; i < kg->nr_names; i++) {
-		free((char *)kg->names[i].g.comm);
-		free((char *)kg->names[i].g.cgroup);
-		free((char *)kg->names[i].g.container_id);
-		free((char *)kg->names[i].g.container);
-		free((char *)kg->names[i].g.caller);
-		free((char *)kg->names[i].g.caller_module);
+		free_name(&kg->names[i].g);
 	}
 	caller_names__free(kg->callers);
 	pid_lives__free(kg->lives);
