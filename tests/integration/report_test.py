@@ -248,8 +248,14 @@ def test_interval_says_probe_cost():
         calls = sum(f["total"]["calls"] for f in d["functions"])
         check(sum(ov["calls"].values()) == calls, f"interval {d['interval']}: charged {ov['calls']}, {calls} calls")
         want = charged(d["functions"], ov["pair_ns"], lambda f: f["total"]["calls"])
-        check(abs(ov["cpu_s"] - want) <= 1e-6 * want + 1e-9 and ov["cpu_s"] >= prev,
-              f"interval {d['interval']}: cpu_s {ov['cpu_s']}, the calls at their cost {want}")
+        # A calibration drawn high on a busy machine can put the calls at their cost past the calling
+        # thread's whole time: the figure is then that time, said so, and below the estimate.
+        if ov["bounded"]:
+            check(0 < ov["cpu_s"] < want and ov["cpu_s"] >= prev,
+                  f"interval {d['interval']}: bounded cpu_s {ov['cpu_s']}, the calls at their cost {want}")
+        else:
+            check(abs(ov["cpu_s"] - want) <= 1e-6 * want + 1e-9 and ov["cpu_s"] >= prev,
+                  f"interval {d['interval']}: cpu_s {ov['cpu_s']}, the calls at their cost {want}")
         check(abs(ov["share_of_one_cpu"] - ov["cpu_s"] / d["t_s"]) < 0.01, f"share {ov['share_of_one_cpu']} at {d['t_s']} s")
         prev = ov["cpu_s"]
     so = summary["probe_overhead"]
