@@ -285,9 +285,10 @@ def test_report_says_probe_cost():
         ro = doc.get("probe_overhead")
         check(ro and ro["calls"] == lo["calls"] and ro["pair_ns"] == lo["pair_ns"], f"report {ro}, record {lo}")
         # Held to the threads' time over the span where the estimate was more: the trace's span ends at
-        # its last flush, the live summary's at the detach, a moment apart.
+        # its last flush, the live summary's at the detach, a moment apart; an estimate that close to the
+        # threads' time can be bounded over one span and not the other.
         if lo["bounded"] or ro["bounded"]:
-            check(lo["bounded"] and ro["bounded"] and abs(ro["cpu_s"] - lo["cpu_s"]) <= 0.02 * lo["cpu_s"],
+            check(abs(ro["cpu_s"] - lo["cpu_s"]) <= 0.02 * lo["cpu_s"],
                   f"report cpu_s {ro['cpu_s']}, record {lo['cpu_s']}")
         else:
             check(abs(ro["cpu_s"] - lo["cpu_s"]) <= 1e-6 * lo["cpu_s"], f"report cpu_s {ro['cpu_s']}, record {lo['cpu_s']}")
