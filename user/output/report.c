@@ -572,8 +572,8 @@ static void print_table(FILE *out, const struct report_row *rows, size_t n, cons
 		if (entry_only[w])
 			fprintf(out, "# %d function%s counted at entry only, never timed: %s\n", entry_only[w],
 				entry_only[w] == 1 ? "" : "s", entry_only_whys[w].footer);
-	fprintf(out, "# %zu functions attached (%s) in %.1f ms", info->functions_attached,
-		info->attach_mode, info->attach_ms);
+	fprintf(out, "# %zu function%s attached (%s) in %.1f ms", info->functions_attached,
+		info->functions_attached == 1 ? "" : "s", info->attach_mode, info->attach_ms);
 	if (info->functions_moved)
 		fprintf(out, ", %zu probed a few bytes past their entry, where a probe costs less", info->functions_moved);
 	if (info->functions_skipped)

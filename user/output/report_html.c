@@ -86,7 +86,8 @@ static void head(FILE *out, const struct report_info *info)
 	      "<title>dlprof-bpf report</title><style>", out);
 	fputs(page_css, out);
 	fputs("</style></head>\n<body>\n<h1>dlprof-bpf report</h1>\n<p class=\"facts\">", out);
-	fprintf(out, "<span>%zu functions attached (", info->functions_attached);
+	fprintf(out, "<span>%zu function%s attached (", info->functions_attached,
+		info->functions_attached == 1 ? "" : "s");
 	html_escape(out, info->attach_mode ? info->attach_mode : "?");
 	fprintf(out, ")</span><span>%.1f s profiled</span>", info->elapsed_s);
 	if (info->functions_skipped)
