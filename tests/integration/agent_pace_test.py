@@ -112,7 +112,11 @@ def estimate_case(driver_args, what, flat_out):
         # a busy machine moves a caller's pace from one window to the next), and the error of the
         # calibrated cost, which the agent's error does not hold yet: a probed call costs a caller more
         # or less than calibrated as the machine's load moves. That error must stay small.
-        if flat_out:
+        if flat_out is None:
+            # Both kinds in one process: its calibrated cost may miss either way.
+            unseen = max(uncalibrated(in_net, rate, made / INTERVAL_S, share, call_ns),
+                         miscalibrated_paced(in_net, rate, share, win_s / INTERVAL_S, call_ns))
+        elif flat_out:
             unseen = uncalibrated(in_net, rate, made / INTERVAL_S, share, call_ns)
         else:
             unseen = miscalibrated_paced(in_net, rate, share, win_s / INTERVAL_S, call_ns)
@@ -140,6 +144,14 @@ def test_agent_cpu_bound_caller_estimate():
     """A caller that runs flat out, 25 us of its own work a call: the probes take their
     share of its calls; the series within 5%."""
     estimate_case(["steady-us", "25"], "cpu-bound", True)
+
+
+@modes("session")
+def test_agent_mixed_caller_estimate():
+    """One process, two threads calling the same function: one at a server's pace (10,000 calls
+    a second, 10 us of work each, idle in between), one flat out (100 us of work a call): the
+    callers' clocks of the process mix both kinds; the series within 5%."""
+    estimate_case(["mixed", "10000", "10", "100"], "mixed", None)
 
 
 if __name__ == "__main__":

@@ -157,12 +157,6 @@ static void *thread_calls(void *arg)
 }
 
 /*
- * Calls dlt_test_je (a probe the kernel emulates, as most are) at a steady
- * pace, work steps of the caller's own work between calls, until killed;
- * its own count of calls goes into the 8 bytes of the file at path, so
- * that a test reads it whenever it scrapes.
- */
-/*
  * n steps of a caller's own work: what steady_calls does between calls, and
  * what work_steps_for_us times. A chain of multiply-adds in a register: a
  * loop of adds to one word of memory runs in a fast mode of some CPUs
@@ -181,21 +175,48 @@ static void work_steps(long n)
 	sink = (int)x;
 }
 
-static void steady_calls(long work, const char *path)
+/*
+ * The 8 bytes of the file at path, shared: the calls made so far, which a
+ * test reads whenever it scrapes. Every caller thread adds its own.
+ */
+static volatile unsigned long long *count_file(const char *path)
 {
 	int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
-	volatile unsigned long long *count;
+	void *count;
 
-	if (fd < 0 || ftruncate(fd, sizeof(*count)))
+	if (fd < 0 || ftruncate(fd, sizeof(unsigned long long)))
 		exit(5);
-	count = mmap(NULL, sizeof(*count), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	count = mmap(NULL, sizeof(unsigned long long), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (count == MAP_FAILED)
 		exit(5);
+	return count;
+}
+
+/*
+ * Calls dlt_test_je (a probe the kernel emulates, as most are) at a steady
+ * pace, work steps of the caller's own work between calls, until killed,
+ * adding each to count.
+ */
+static void steady_calls(long work, volatile unsigned long long *count)
+{
 	for (unsigned long long i = 1;; i++) {
 		sink = dlt_test_je((int)i);
 		work_steps(work);
-		*count = i;
+		__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
 	}
+}
+
+struct flat_out {
+	long work;
+	volatile unsigned long long *count;
+};
+
+static void *flat_out_calls(void *arg)
+{
+	const struct flat_out *f = arg;
+
+	steady_calls(f->work, f->count);
+	return NULL;
 }
 
 /*
@@ -205,17 +226,12 @@ static void steady_calls(long work, const char *path)
  * it catches up, as a server drains its queue. Counts into path as
  * steady_calls does.
  */
-static void paced_calls(long per_s, long work, const char *path)
+static void paced_calls(long per_s, long work, volatile unsigned long long *count)
 {
-	int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
-	volatile unsigned long long *count;
 	unsigned long long t0 = clock_ns(CLOCK_MONOTONIC), i = 0;
 	struct timespec next;
 
-	if (fd < 0 || ftruncate(fd, sizeof(*count)) || per_s <= 0)
-		exit(5);
-	count = mmap(NULL, sizeof(*count), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (count == MAP_FAILED)
+	if (per_s <= 0)
 		exit(5);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
@@ -224,7 +240,7 @@ static void paced_calls(long per_s, long work, const char *path)
 		while (i < due) {
 			sink = dlt_test_je((int)++i);
 			work_steps(work);
-			*count = i;
+			__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
 		}
 		next.tv_nsec += 1000000;
 		if (next.tv_nsec >= 1000000000) {
@@ -400,11 +416,19 @@ static int run(int argc, char **argv)
 			sink = dlt_loop_second((int)(i % 5));
 		}
 	} else if (!strcmp(mode, "steady")) {	/* steady WORK PATH: dlt_test_je, then WORK steps of work, until killed */
-		steady_calls(n, argv[2]);
+		steady_calls(n, count_file(argv[2]));
 	} else if (!strcmp(mode, "steady-us")) {	/* steady-us US PATH: as steady, US microseconds of work a call */
-		steady_calls(work_steps_for_us(n), argv[2]);
+		steady_calls(work_steps_for_us(n), count_file(argv[2]));
 	} else if (!strcmp(mode, "paced")) {	/* paced PER_S US PATH: PER_S calls a second, US us of work each */
-		paced_calls(n, work_steps_for_us(atol(argv[2])), argv[3]);
+		paced_calls(n, work_steps_for_us(atol(argv[2])), count_file(argv[3]));
+	} else if (!strcmp(mode, "mixed")) {
+		/* mixed PER_S US FLAT_US PATH: as paced, and a second thread flat out, FLAT_US us of work a call */
+		struct flat_out f = { work_steps_for_us(atol(argv[3])), count_file(argv[4]) };
+		pthread_t t;
+
+		if (argc < 5 || pthread_create(&t, NULL, flat_out_calls, &f))
+			return 5;
+		paced_calls(n, work_steps_for_us(m), f.count);
 	} else if (!strcmp(mode, "exit")) {	/* exit CODE */
 		return (int)n;
 	} else {
