@@ -154,5 +154,43 @@ def test_agent_mixed_caller_estimate():
     estimate_case(["mixed", "10000", "10", "100"], "mixed", None)
 
 
+@modes("session")
+def test_agent_burst_counted_or_said():
+    """A burst of 100,008 calls as fast as one thread makes them, at the default budget: the agent
+    reacts within its first tens of ms and the burst ends unseen before a window opens. The
+    function's series (exact and sampled) count it within 5%, or the calls they ran on at the links'
+    rate, which no window confirmed, are in dlprof_agent_sampled_unsteady_calls_total: never
+    silently low or high."""
+    made = 100008
+    with Agent(["--lib", LIB, "--func", "dlt_test_je", "-v"]) as a:
+        a.wait_ready()
+        t0 = a.metrics()
+        p = subprocess.run([DRIVER, "shortthreads", "1", str(made)], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"driver: {p.stderr}")
+        # Settled: the function sampled (its cost is far past the budget) and a sampling window closed
+        # since it left the links, then a scrape that serves a new series at 0, and the one that counts.
+        wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}'), 1, timeout=60)
+        deadline = time.time() + 60
+        while True:
+            log = a.text()
+            moved = log.rfind("event=move function=dlt_test_je to=sampled")
+            if moved >= 0 and windows(log[moved:]):
+                break
+            check(time.time() < deadline, f"no window after the move: {log[-3000:]}")
+            time.sleep(0.2)
+        a.metrics()
+        time.sleep(0.5)
+        t1 = a.metrics()
+        exact = calls(t1, "dlt_test_je") - calls(t0, "dlt_test_je")
+        sampled = calls(t1, "dlt_test_je", True) - calls(t0, "dlt_test_je", True)
+        unsteady = samples(t1, "dlprof_agent_sampled_unsteady_calls_total").get("", 0)
+        shown = exact + sampled
+        print(f"burst: made {made:,}, exact {exact:,.0f}, sampled {sampled:,.0f} ({(shown / made - 1) * 100:+.1f}%), "
+              f"unsteady {unsteady:,.0f}")
+        check(abs(shown / made - 1) <= 0.05 or (sampled > 0 and unsteady >= 0.9 * sampled),
+              f"burst: {shown:.0f} of {made} calls, {unsteady:.0f} said unsteady: {a.text()[-3000:]}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
+
+
 if __name__ == "__main__":
     sys.exit(itest.run(globals()))

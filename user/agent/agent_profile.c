@@ -200,6 +200,8 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 	}
 	series_add_scaled_diff(&exact, v, &c->off, 1.0);
 	metrics_registry__set(p->reg, c->series_id, &exact);
+	c->pub = *v;
+	c->pub_t = p->last_read;
 	return 0;
 }
 
@@ -236,9 +238,31 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 		c->est = c->shown;
 		c->rate = (struct series_values){};
 		c->rate_t = 0;
+		c->moved_rate = 0;
+		/* The links' rate is counted from here. */
+		c->pub = *v;
+		c->pub_t = p->last_read;
 		return 0;
 	}
-	/* Leaving the links: the exact series stops at the switch, the reactions' calls included. */
+	/*
+	 * Leaving the links: the exact series stops at the switch, the
+	 * reactions' calls included. Until a window measures it, its sampled
+	 * series runs on at the rate the links saw since its last refresh, as
+	 * between windows: a burst that made the agent react goes on unseen,
+	 * and a window that then finds it over says so (window_close_row).
+	 */
+	if (c->pub_t <= 0) {
+		/* A row new since its function entered the links: all its calls are theirs. */
+		c->pub = (struct series_values){};
+		c->pub_t = p->fs[func].linked_since;
+	}
+	if (c->pub_t > 0 && p->last_read > c->pub_t && v->calls > c->pub.calls) {
+		c->est = c->shown;
+		c->rate = (struct series_values){};
+		series_add_scaled_diff(&c->rate, v, &c->pub, 1 / (p->last_read - c->pub_t));
+		c->rate_t = p->last_read;
+		c->moved_rate = c->rate.calls;
+	}
 	ret = publish_row(p, func, c, grp, r, v);
 	if (ret)
 		return ret;
@@ -304,6 +328,8 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 		if (to_sample[i]) {
 			fs->sampled_since = now;
 			fs->covered_until = now;
+		} else {
+			fs->linked_since = now;
 		}
 		if (p->o.verbose && !profile_read_raw(p, i, &v, &f))
 			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
@@ -771,6 +797,8 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
 	set_trap_costs(p);
 	p->last_tick = p->last_read = mono_seconds();
+	for (size_t i = 0; i < p->n; i++)
+		p->fs[i].linked_since = p->last_tick;
 	windows__rebase(p);
 	session__probe_runtime(p->s, &p->last_run_ns, &(uint64_t){ 0 });
 	trip__init(&p->trip, p->last_tick, session__all_calls(p->s));

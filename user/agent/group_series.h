@@ -37,6 +37,9 @@ struct group_cell {
 	double rate_t;			/* when that window closed */
 	struct series_values shown;	/* its sampled series: est run on at rate to the last refresh, never less */
 	struct rate_spread spread;	/* its windows' rates: the sampled series' error */
+	struct series_values pub;	/* kernel totals when its exact series was last brought up to date ... */
+	double pub_t;			/* ... and when; 0: never */
+	double moved_rate;		/* calls a second the links saw as it left them; 0: none since its last window */
 };
 
 /* A container, or the host. */

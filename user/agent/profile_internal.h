@@ -30,6 +30,7 @@ struct func_state {
 	struct series_values win0;	/* kernel totals when the open window began */
 	double covered_until;		/* its sampled series account for the time up to here */
 	double sampled_since;
+	double linked_since;		/* it last entered the links then: a row new since counts from there */
 	bool measured;			/* its cost is known: from the links, or a window */
 	bool unpublished;		/* called since its exact series was last brought up to date */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */

@@ -222,6 +222,14 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	series_add_scaled_diff(&c->rate, v, base, k / span);
 	c->rate_t = w->close_t;
 	profile_show_sampled(p, c, id, w->close_t);
+	/*
+	 * The first window since its function left the links, at less than
+	 * half the rate they saw: a burst ended unseen. What the series ran on
+	 * at the links' rate beyond this window's estimate did not hold.
+	 */
+	if (c->moved_rate > 0 && c->rate.calls * RATE_SPREAD_UNSTEADY < c->moved_rate)
+		p->st.unsteady_calls += fmax(c->shown.calls - c->est.calls, 0);
+	c->moved_rate = 0;
 	return 0;
 }
 
