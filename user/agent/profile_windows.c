@@ -8,6 +8,7 @@
 
 #include "agent/agent_log.h"
 #include "agent/profile_internal.h"
+#include "agent/window_plan.h"
 #include "probe/attach.h"
 #include "util/clock.h"
 
@@ -18,15 +19,6 @@
  */
 #define SAMPLED_COST_HALF_LIFE_S 60.0
 /*
- * An open window is looked at this often once an entry shows in it. Until
- * then, twice as long each time, up to the longest: a scan of idle
- * functions would otherwise wake the agent every ms, and those wakeups
- * would cost more than the scan. Its closing links are asked about this often.
- */
-#define WINDOW_CHECK_S 0.001
-#define WINDOW_CHECK_MAX_S 0.032
-#define WINDOW_CLOSE_POLL_S 0.004
-/*
  * A CPU's probes are taken to have cost at most this share of a window,
  * so the correction at most doubles its calls. Past it the cost of a
  * pair, not the calls, would decide the estimate, and the error of
@@ -34,12 +26,6 @@
  * lesser harm than one several times too high.
  */
 #define MAX_PROBE_SHARE 0.5
-/*
- * A window stays open at least this long after its attach returns, whatever
- * its calls, so that the rate at which its probes count is measured with all
- * of them in (probe_span).
- */
-#define WINDOW_AFTER_ATTACH_S 0.005
 /*
  * Sampling windows by attach mode. A sampled series runs on at its
  * windows' pace, and a busy machine's pace moves from one tenth of a second
@@ -318,12 +304,12 @@ static double sample_len_s(const struct agent_profile *p)
 
 static void sample_opened(struct agent_profile *p)
 {
-	p->win.next = p->win.t0 + p->bplan.period_s;
+	p->win.next = window_next_sample_opened(p->win.t0, p->bplan.period_s);
 }
 
 static void sample_later(struct agent_profile *p, double now)
 {
-	p->win.next = now + p->bplan.period_s;
+	p->win.next = window_next_sample_later(now, p->bplan.period_s);
 }
 
 void windows__count(struct agent_profile *p, double t1)
@@ -338,12 +324,8 @@ static void sample_closed(struct agent_profile *p, double t1)
 	struct profile_windows *w = &p->win;
 
 	windows__count(p, t1);
-	if (p->bplan.duty <= 0)
-		return;
-	w->next = w->open_t + ((w->close_probed ? mono_seconds() : t1) - w->open_t) / p->bplan.duty;
-	/* Closed by its calls, it spent its period's share: the next one waits for the period. */
-	if (t1 < w->end)
-		w->next = fmax(w->next, w->open_t + p->bplan.period_s);
+	w->next = window_next_sample_closed(w->next, w->open_t, w->end, t1, mono_seconds(), w->close_probed,
+					    p->bplan.duty, p->bplan.period_s);
 }
 
 const struct window_kind sample_window = {
@@ -471,7 +453,7 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	w->calls0 = session__all_calls(p->s);
 	cpu_calls(p, w->cpu_calls);
 	w->calls_max = kind->calls_max(p);
-	w->check_s = WINDOW_CHECK_S;
+	w->check_s = window_sched_default.check_s;
 	w->links = session__links_attach(p->s, w->in_window, err, sizeof(err));
 	if (!w->links) {
 		ret = -errno;
@@ -589,38 +571,71 @@ static int close_window_finish(struct agent_profile *p)
 	return ret;
 }
 
+/*
+ * What the planner needs of the world now. The calls and the links' state
+ * only when it looks at them: each read crosses into the kernel. batches:
+ * as it was at the step's start (a batch that could not open may end
+ * them, and the step goes on as it began).
+ */
+static void read_snapshot(struct agent_profile *p, double now, bool batches, bool tried_window, bool tried_scan,
+			  struct window_snapshot *s)
+{
+	const struct profile_windows *w = &p->win;
+
+	*s = (struct window_snapshot){
+		.now = now,
+		.clock = mono_seconds(),
+		.any_sampled = p->bplan.nr_sampled > 0,
+		.batches = batches,
+		.plan_due = p->calib.state == CALIB_PLAN_DUE,
+		.next = w->next,
+		.scan_next = p->scans.next,
+		.open = w->links != NULL,
+		.t0 = w->t0,
+		.end = w->end,
+		.calls_max = w->calls_max,
+		.check_s = w->check_s,
+		.closing = w->closing,
+		.tried_window = tried_window,
+		.tried_scan = tried_scan,
+	};
+	if (s->open && !tried_window && !tried_scan)
+		s->seen = (double)(session__all_calls(p->s) - w->calls0);
+	if (s->closing)
+		s->closed = session__links_closed(p->s);
+}
+
 double windows__step(struct agent_profile *p, double now)
 {
-	struct profile_windows *w = &p->win;
-	bool batches = p->calib.state == CALIB_BATCHES;
+	bool batches = p->calib.state == CALIB_BATCHES, tried_window = false, tried_scan = false;
 
-	if (w->links) {
-		uint64_t seen = session__all_calls(p->s) - w->calls0;
+	for (;;) {
+		struct window_snapshot s;
+		struct window_action a;
 
-		if (now < w->t0 + WINDOW_AFTER_ATTACH_S && (now >= w->end || (double)seen >= w->calls_max))
-			return w->t0 + WINDOW_AFTER_ATTACH_S;
-		if (now < w->end && (double)seen < w->calls_max) {
-			w->check_s = seen ? WINDOW_CHECK_S : fmin(w->check_s * 2, WINDOW_CHECK_MAX_S);
-			return fmin(w->end, now + w->check_s);
+		read_snapshot(p, now, batches, tried_window, tried_scan, &s);
+		a = window_plan_step(&window_sched_default, &s);
+		switch (a.what) {
+		case WINDOW_WAIT:
+			p->win.check_s = a.check_s;
+			return a.wake;
+		case WINDOW_CLOSE_BEGIN:
+			close_window_begin(p);
+			break;
+		case WINDOW_CLOSE_FINISH:
+			close_window_finish(p);
+			break;
+		case WINDOW_OPEN_SAMPLE:
+		case WINDOW_OPEN_CALIB:
+			tried_window = true;
+			open_window(p, now, a.what == WINDOW_OPEN_CALIB ? &calib_window : &sample_window);
+			break;
+		case WINDOW_OPEN_SCAN:
+			tried_scan = true;
+			open_window(p, now, &scan_window);
+			break;
 		}
-		close_window_begin(p);
 	}
-	if (w->closing) {
-		if (!session__links_closed(p->s))
-			return mono_seconds() + WINDOW_CLOSE_POLL_S;
-		close_window_finish(p);
-	}
-	/* Every function sampled until the first plan: no window of them all. */
-	if (!p->bplan.nr_sampled || p->calib.state == CALIB_PLAN_DUE)
-		return INFINITY;
-	if (now >= w->next)
-		open_window(p, now, batches ? &calib_window : &sample_window);
-	if (!w->links && !batches && now >= p->scans.next)
-		open_window(p, now, &scan_window);
-	/* Its calls may close it sooner than its end: they are looked at from the first ms. */
-	if (w->links)
-		return fmin(w->end, mono_seconds() + WINDOW_CHECK_S);
-	return batches ? w->next : fmin(w->next, p->scans.next);
 }
 
 bool windows__busy(const struct profile_windows *w)
