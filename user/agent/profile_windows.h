@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "agent/window_estimate.h"
+
 struct agent_profile;
 struct session_links;
 
@@ -81,9 +83,10 @@ struct profile_windows {
 	uint64_t free_calls;		/* ... and when its links were freed */
 	double free_seen;		/* its functions' calls then, since its start; < 0: unread */
 	__u64 *cpu_calls;		/* ... per possible CPU, then at its end */
+	double *cpu_win;		/* ... the difference: its calls per CPU */
 	size_t nr_cpus;
-	double k;			/* the window being read: its calls times this are the unprobed program's */
-	double by_free;			/* ... of which the share its links counted by their free (classic) */
+	/* The window being read: its calls times its factor (window_estimate_k) are the unprobed program's. */
+	struct window_estimate est;
 	double k_seen, k_calls;		/* the factors its rows were scaled by, times their calls; those calls (the log's mean) */
 	double calls_max;		/* it closes after this many, whatever its length */
 	double check_s;			/* its next look after this long */
