@@ -58,9 +58,9 @@ void scans__rebase(struct agent_profile *p)
  * The cold start's 10 ms batches see a function called once per request
  * only at a hundred requests a second or more: below, it comes out idle.
  * One turn at the idle rate then finds it within a bounded time (the idle
- * functions over IDLE_SLICE, a scan every SCAN_WINDOW_S / max_duty, window_plan.c), not
- * at the pace the scans' share of the budget allows, minutes on a large
- * library under load. Its own mappings (install_cost__calibrate) are the
+ * functions over IDLE_SLICE, a scan every SCAN_WINDOW_S / max_duty in
+ * window_plan.c), not at the pace the scans' share of the budget allows,
+ * minutes on a large library under load. Its own mappings (install_cost__calibrate) are the
  * baseline of the next burst.
  */
 void scans__cold_start_over(struct agent_profile *p, double now)

@@ -536,7 +536,6 @@ static void read_snapshot(struct agent_profile *p, double now, bool batches, boo
 
 	*s = (struct window_snapshot){
 		.now = now,
-		.clock = mono_seconds(),
 		.any_sampled = p->bplan.nr_sampled > 0,
 		.batches = batches,
 		.plan_due = p->calib.state == CALIB_PLAN_DUE,
@@ -555,6 +554,8 @@ static void read_snapshot(struct agent_profile *p, double now, bool batches, boo
 		s->seen = (double)(session__all_calls(p->s) - w->calls0);
 	if (s->closing)
 		s->closed = session__links_closed(p->s);
+	/* After the reads: a wake from the clock counts from when they were done. */
+	s->clock = mono_seconds();
 }
 
 double windows__step(struct agent_profile *p, double now)

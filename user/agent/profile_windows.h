@@ -7,7 +7,9 @@
  * series (this file's own kind); the cold start's batches
  * (profile_calib.h); the scans of the sampled functions no window saw
  * called (profile_scans.h). At most one window is open or closing at a
- * time, and no refresh reads the counts meanwhile.
+ * time, and no refresh reads the counts meanwhile. When each closes and
+ * opens is decided by window_plan.h, what its calls stand for by
+ * window_estimate.h; this file reads the world for them and acts.
  */
 #ifndef DLPROF_AGENT_PROFILE_WINDOWS_H
 #define DLPROF_AGENT_PROFILE_WINDOWS_H
