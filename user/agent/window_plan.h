@@ -28,7 +28,7 @@ struct window_sched {
 	double after_attach_s;
 };
 
-/* The agent's (profile_windows.c says why each is what it is). */
+/* The agent's (window_plan.c says why each is what it is). */
 extern const struct window_sched window_sched_default;
 
 /* What the driver read of the world at one step. */
