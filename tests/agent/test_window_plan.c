@@ -44,7 +44,7 @@ struct world {
 	size_t nev;
 	double wake[MAX_WAKES];
 	size_t nwake;
-	size_t plan_t_set;
+	bool plan_made;
 	double plan_t;			/* the cold start's plan was made then */
 };
 
@@ -52,10 +52,11 @@ static void world_open(struct world *w, enum window_do kind, double len_s, doubl
 {
 	w->kind = kind;
 	w->open_t = w->clock;
-	w->calls0 = w->calls(w->clock);
 	w->check_s = window_sched_default.check_s;
 	w->clock += w->attach_s;
 	w->t0 = w->clock;
+	/* Its probes count from when its attach returned (multi-uprobe links). */
+	w->calls0 = w->calls(w->t0);
 	w->open = true;
 	w->end = w->t0 + len_s;
 	w->calls_max_w = calls_max;
@@ -157,7 +158,7 @@ static void world_run(struct world *w, double from, double until)
 		if (w->plan_due && !w->open && !w->closing) {
 			w->plan_due = w->batches = false;
 			w->plan_t = t;
-			w->plan_t_set = 1;
+			w->plan_made = true;
 			w->next = t + w->period_s;
 			w->scan_next = t;
 			w->scan_burst = 2;
@@ -243,7 +244,7 @@ static void test_paced_caller_windows_on_duty(void **state)
 
 /*
  * A function idle, then hot from 2 s: the idle windows look at 1, 3, 7,
- * 15 ms and their end; the first hot one reaches calls_max at 4 ms past
+ * 15 ms and their end; the first hot one reaches its 500 calls 3 ms past
  * its attach, waits for the 5 ms the probes' rate needs, closes, and the
  * next waits a whole period (it spent its period's share).
  */
@@ -256,6 +257,7 @@ static void test_function_turns_hot(void **state)
 
 	(void)state;
 	world_init(&w, calls_hot_later);
+	w.calls_max = 500;
 	world_run(&w, 0, 3);
 	n = wakes_in(&w, w.ev[0].open_t, w.ev[0].end, wk, 64);
 	assert_int_equal(n, 5);
@@ -272,6 +274,11 @@ static void test_function_turns_hot(void **state)
 	assert_non_null(hot);
 	assert_true(fabs(hot->free_t - (hot->t0 + 0.005)) < 1e-6);
 	assert_true(hot->free_t < hot->end);
+	/* Looked at 1, 2, 3 ms past its attach (200 calls a ms), then the wait to 5 ms. */
+	n = wakes_in(&w, hot->open_t, hot->free_t, wk, 64);
+	assert_int_equal(n, 4);
+	assert_true(fabs(wk[2] - (hot->t0 + 0.003)) < 1e-6);
+	assert_true(fabs(wk[3] - (hot->t0 + 0.005)) < 1e-6);
 	assert_true(hot_i + 1 < w.nev);
 	assert_true(fabs(w.ev[hot_i + 1].open_t - (hot->open_t + 0.5)) < 1e-6);
 	/* Before it turned hot: every window its whole length. */
@@ -343,7 +350,7 @@ static void test_cold_start_then_windows_and_scans(void **state)
 		assert_true(fabs(e[i].open_t - (0.5 + 0.03 * (double)i)) < 1e-6);
 		assert_true(fabs(e[i].end - e[i].t0 - 0.01) < EPS);
 	}
-	assert_int_equal(w.plan_t_set, 1);
+	assert_true(w.plan_made);
 	assert_true(fabs(w.plan_t - (e[2].free_t + 0.004)) < 1e-6);
 	assert_int_equal(e[3].kind, WINDOW_OPEN_SCAN);
 	assert_true(fabs(e[3].open_t - w.plan_t) < 1e-6);
