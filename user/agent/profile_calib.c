@@ -5,6 +5,7 @@
 
 #include "agent/agent_log.h"
 #include "agent/profile_internal.h"
+#include "agent/window_plan.h"
 #include "util/clock.h"
 #include "util/path.h"
 
@@ -16,7 +17,6 @@
  * that large, and that grows with the functions it holds.
  */
 #define CALIB_BATCH 128
-#define CALIB_WINDOW_S 0.01
 /*
  * A batch's hot functions slow their callers so much that a warm one beside
  * them looks idle: it would be linked and then shed, a relink each time.
@@ -24,8 +24,7 @@
  * without it, up to this many times.
  */
 #define CALIB_PASSES 3
-/* Between two batches, as long again as the last one took: the hot start's cost is spread, not piled up. */
-#define CALIB_DUTY 0.5
+/* Their length, and the time between two: window_plan.c. */
 
 int calib__init(struct profile_calib *c, size_t n)
 {
@@ -99,7 +98,7 @@ static void calib_opened(struct agent_profile *p)
 static double calib_len_s(const struct agent_profile *p)
 {
 	(void)p;
-	return CALIB_WINDOW_S;
+	return window_calib_len_s();
 }
 
 /* A batch whose functions were entered WINDOW_ENOUGH_CALLS times holds a costly one, measured enough. */
@@ -112,15 +111,14 @@ static double calib_calls_max(const struct agent_profile *p)
 /* A batch that could not be attached (or read) is not measured: its functions are judged idle. */
 static void calib_later(struct agent_profile *p, double now)
 {
-	p->win.next = now + CALIB_WINDOW_S / CALIB_DUTY;
+	p->win.next = window_next_calib_later(now);
 	calib_judge(p);
 }
 
-/* The probes are in from before the attach returns until the close ends: the duty counts all of it. */
 static void calib_closed(struct agent_profile *p, double t1)
 {
 	windows__count(p, t1);
-	p->win.next = p->win.open_t + (mono_seconds() - p->win.open_t) / CALIB_DUTY;
+	p->win.next = window_next_calib_closed(p->win.open_t, mono_seconds());
 	calib_judge(p);
 }
 
@@ -153,7 +151,7 @@ void calib__start(struct agent_profile *p, double now)
 	/* The first window after a baseline of the machine's kernel time (the windows' cost). */
 	p->win.next = now + WINDOW_BASELINE_S;
 	agent_log("budget", "cold_start=true sampled=%zu batch=%d window_ms=%.0f first_window_s=%.1f", p->n,
-		  CALIB_BATCH, CALIB_WINDOW_S * 1e3, WINDOW_BASELINE_S);
+		  CALIB_BATCH, window_calib_len_s() * 1e3, WINDOW_BASELINE_S);
 }
 
 bool agent_profile__plan_due(const struct agent_profile *p)

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "agent/profile_internal.h"
+#include "agent/window_plan.h"
 
 /*
  * The idle sampled functions (those the mappings' cost took out of the
@@ -11,16 +12,9 @@
  * its attach and close, so scans do not ride along with the sampling
  * windows, whose period the hot functions' cost sets and can be long: a
  * function that became hot would be seen only after many such periods.
- * Scans take at most this share of the budget in the agent's CPU time.
  */
 #define IDLE_SLICE 128
-#define SCAN_BUDGET_SHARE 0.5
-/*
- * A scan stays open this long: a function idle when last seen must get the
- * time to be entered. Scans come every SCAN_WINDOW_S / max_duty while
- * nothing sampled is called.
- */
-#define SCAN_WINDOW_S 0.1
+/* How long a scan stays open, and how often scans come: window_plan.c. */
 /*
  * At that share a turn over a large library's idle functions is slow while
  * processes map it, since a scan's breakpoints each flush the mapper's TLB.
@@ -64,9 +58,9 @@ void scans__rebase(struct agent_profile *p)
  * The cold start's 10 ms batches see a function called once per request
  * only at a hundred requests a second or more: below, it comes out idle.
  * One turn at the idle rate then finds it within a bounded time (the idle
- * functions over IDLE_SLICE, a scan every SCAN_WINDOW_S / max_duty), not
- * at the pace the scans' share of the budget allows, minutes on a large
- * library under load. Its own mappings (install_cost__calibrate) are the
+ * functions over IDLE_SLICE, a scan every SCAN_WINDOW_S / max_duty in
+ * window_plan.c), not at the pace the scans' share of the budget allows,
+ * minutes on a large library under load. Its own mappings (install_cost__calibrate) are the
  * baseline of the next burst.
  */
 void scans__cold_start_over(struct agent_profile *p, double now)
@@ -94,7 +88,7 @@ static void scan_pick(struct agent_profile *p)
 static double scan_len_s(const struct agent_profile *p)
 {
 	(void)p;
-	return SCAN_WINDOW_S;
+	return window_scan_len_s();
 }
 
 static double scan_calls_max(const struct agent_profile *p)
@@ -103,36 +97,22 @@ static double scan_calls_max(const struct agent_profile *p)
 	return WINDOW_ENOUGH_CALLS;
 }
 
-/* The least time from one scan to the next: the budget's highest duty. */
-static double scan_period_min(const struct agent_profile *p)
-{
-	return SCAN_WINDOW_S / p->o.budget.max_duty;
-}
-
 static void scan_later(struct agent_profile *p, double now)
 {
-	p->scans.next = now + scan_period_min(p);
+	p->scans.next = window_next_scan_later(now, p->o.budget.max_duty);
 }
 
 static void scan_closed(struct agent_profile *p, double t1)
 {
 	struct profile_scans *sc = &p->scans;
 	double open_t = p->win.open_t;
-	/*
-	 * The agent's CPU time in it (its reads, the attach and close of a
-	 * slice, longer while processes map the library), against the scans'
-	 * share of the budget. Not the close's wall time: mostly the kernel's
-	 * grace period.
-	 */
-	double busy = windows__cpu_s(p);
 
 	p->st.scans++;
 	p->st.scan_s_total += t1 - open_t;
-	sc->next = open_t + scan_period_min(p);
+	sc->next = window_next_scan_closed(open_t, windows__cpu_s(p), sc->burst > 0, p->o.budget.max_duty,
+					   p->o.budget.budget_ns_per_s);
 	if (sc->burst)
 		sc->burst--;
-	else
-		sc->next = fmax(sc->next, open_t + busy * 1e9 / (p->o.budget.budget_ns_per_s * SCAN_BUDGET_SHARE));
 }
 
 const struct window_kind scan_window = {

@@ -8,6 +8,7 @@
 
 #include "agent/agent_log.h"
 #include "agent/profile_internal.h"
+#include "agent/window_plan.h"
 #include "probe/attach.h"
 #include "util/clock.h"
 
@@ -17,29 +18,6 @@
  * back into the links (and the next burst out of them, with a gap each time).
  */
 #define SAMPLED_COST_HALF_LIFE_S 60.0
-/*
- * An open window is looked at this often once an entry shows in it. Until
- * then, twice as long each time, up to the longest: a scan of idle
- * functions would otherwise wake the agent every ms, and those wakeups
- * would cost more than the scan. Its closing links are asked about this often.
- */
-#define WINDOW_CHECK_S 0.001
-#define WINDOW_CHECK_MAX_S 0.032
-#define WINDOW_CLOSE_POLL_S 0.004
-/*
- * A CPU's probes are taken to have cost at most this share of a window,
- * so the correction at most doubles its calls. Past it the cost of a
- * pair, not the calls, would decide the estimate, and the error of
- * that cost would be multiplied by the correction: a rate too low is the
- * lesser harm than one several times too high.
- */
-#define MAX_PROBE_SHARE 0.5
-/*
- * A window stays open at least this long after its attach returns, whatever
- * its calls, so that the rate at which its probes count is measured with all
- * of them in (probe_span).
- */
-#define WINDOW_AFTER_ATTACH_S 0.005
 /*
  * Sampling windows by attach mode. A sampled series runs on at its
  * windows' pace, and a busy machine's pace moves from one tenth of a second
@@ -154,13 +132,13 @@ static const struct series_values *row_base(const struct agent_profile *p, const
 /*
  * How many calls a row's callers would have made unprobed for each the
  * window saw: what their CPU clocks say (profile_callers.h) once they say
- * it, else the model of callers that run flat out (probe_correction).
+ * it, else the model of callers that run flat out (window_estimate.h).
  */
 static double row_factor(const struct agent_profile *p, const struct agent_group *grp)
 {
 	double pace = callers__factor(&p->callers, grp->container_id);
 
-	return pace > 0 ? p->win.by_free * pace : p->win.k;
+	return window_estimate_k(&p->win.est, pace);
 }
 
 /* At a window's end: each row's calls to its group's callers, and the factors' mean. */
@@ -190,7 +168,7 @@ static int window_open_row(struct agent_profile *p, size_t func, struct group_ce
 
 /*
  * At a window's end: its calls in each (function, container), as many as
- * the program would have made unprobed (win.k), extrapolated to the time
+ * the program would have made unprobed (row_factor), extrapolated to the time
  * since the function's sampled series were last brought up to date, into
  * that container's sampled series; their rate runs it on from here.
  */
@@ -288,7 +266,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		callers__top_shares(&p->callers, &out, &in_net);
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f "
 			  "from_unix=%.4f calls_at_free=%.0f callers_cpu_out=%.3f callers_cpu_in=%.3f%s",
-			  w->funcs, span * 1e3, seen, w->k_calls > 0 ? w->k_seen / w->k_calls : w->k,
+			  w->funcs, span * 1e3, seen, w->k_calls > 0 ? w->k_seen / w->k_calls : w->est.flat_k,
 			  call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
 			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, out, in_net,
 			  w->kind->log_tag);
@@ -326,12 +304,12 @@ static double sample_len_s(const struct agent_profile *p)
 
 static void sample_opened(struct agent_profile *p)
 {
-	p->win.next = p->win.t0 + p->bplan.period_s;
+	p->win.next = window_next_sample_opened(p->win.t0, p->bplan.period_s);
 }
 
 static void sample_later(struct agent_profile *p, double now)
 {
-	p->win.next = now + p->bplan.period_s;
+	p->win.next = window_next_sample_later(now, p->bplan.period_s);
 }
 
 void windows__count(struct agent_profile *p, double t1)
@@ -346,12 +324,8 @@ static void sample_closed(struct agent_profile *p, double t1)
 	struct profile_windows *w = &p->win;
 
 	windows__count(p, t1);
-	if (p->bplan.duty <= 0)
-		return;
-	w->next = w->open_t + ((w->close_probed ? mono_seconds() : t1) - w->open_t) / p->bplan.duty;
-	/* Closed by its calls, it spent its period's share: the next one waits for the period. */
-	if (t1 < w->end)
-		w->next = fmax(w->next, w->open_t + p->bplan.period_s);
+	w->next = window_next_sample_closed(w->next, w->open_t, w->end, t1, mono_seconds(), w->close_probed,
+					    p->bplan.duty, p->bplan.period_s);
 }
 
 const struct window_kind sample_window = {
@@ -411,41 +385,6 @@ static double window_pair_ns(const struct agent_profile *p)
 	return seen > 0 ? fmax(pair_ns / seen, w->sampled_call_ns) : 0;
 }
 
-/*
- * How many calls the program would have made unprobed for each call the
- * window saw, for callers that run flat out (the model until their CPU
- * clocks say more, row_factor). Each probed call cost its caller a probe pair, time the
- * caller did not spend on its own work, so a window sees fewer calls per
- * second than the program makes between windows. What a pair costs is the
- * kernel time the windows added a call (measure_window_cost), and never
- * less than its class's calibration, timed back to back. A caller whose
- * own code runs slower after each trap (caches and predictors cold, or a
- * fast mode of the CPU that any serializing instruction ends) loses more
- * than that, which no kernel time shows: its rate comes out low by it. The callers on
- * each CPU are taken to have run there for the whole window: a CPU's calls
- * came at its time less its probes'. Threads that wait between calls at a
- * pace set elsewhere lose less than that, and their rate comes out high; a
- * thread moved between CPUs in the window comes out low.
- * p->calls holds the window's end (window_calls).
- */
-static double probe_correction(struct agent_profile *p, double span)
-{
-	struct profile_windows *w = &p->win;
-	double pair_ns = window_pair_ns(p), total = 0, unprobed = 0;
-	__u64 *now = w->cpu_calls + w->nr_cpus;
-
-	if (span <= 0 || !w->nr_cpus || pair_ns <= 0)
-		return 1;
-	cpu_calls(p, now);
-	for (size_t c = 0; c < w->nr_cpus; c++) {
-		double n = (double)(now[c] - w->cpu_calls[c]);
-
-		total += n;
-		unprobed += n / (span - fmin(n * pair_ns * 1e-9, MAX_PROBE_SHARE * span));
-	}
-	return total > 0 ? unprobed * span / total : 1;
-}
-
 static int open_window(struct agent_profile *p, double now, const struct window_kind *kind)
 {
 	struct profile_windows *w = &p->win;
@@ -479,7 +418,7 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	w->calls0 = session__all_calls(p->s);
 	cpu_calls(p, w->cpu_calls);
 	w->calls_max = kind->calls_max(p);
-	w->check_s = WINDOW_CHECK_S;
+	w->check_s = window_sched_default.check_s;
 	w->links = session__links_attach(p->s, w->in_window, err, sizeof(err));
 	if (!w->links) {
 		ret = -errno;
@@ -531,41 +470,37 @@ static void close_window_begin(struct agent_profile *p)
 		callers__freed(&p->callers, p->s, t1);
 }
 
-/*
- * When the window's probes began to count. The attach puts them in one
- * function (one link) after the other, and how long that takes depends on
- * the attach mode and on the processes that map the library: a multi-uprobe
- * link's probes count only once its attach returns, a classic function's
- * from its own entry probe on, while the others are still going in. So the
- * calls counted during the attach are taken to have come at the rate
- * counted after it, with every probe in, and the window to have begun as
- * long before the attach returned as that rate needs for them. The window
- * ends when its links are freed: multi-uprobe and session probes stop
- * counting then (their generation is over), though the kernel takes longer
- * to close them; what classic ones count until they close is taken out
- * (counted_by_free).
- */
-static double probe_start(const struct profile_windows *w)
+/* Its calls per CPU, from its start until now, into w->cpu_win. */
+static void cpu_calls_since(struct agent_profile *p)
 {
-	double after_s = w->free_t - w->t0, after = (double)w->free_calls - (double)w->attach_calls;
+	struct profile_windows *w = &p->win;
+	__u64 *now = w->cpu_calls + w->nr_cpus;
 
-	if (!w->attach_calls)
-		return w->t0;
-	if (after_s <= 0 || after <= 0)
-		return w->open_t + w->attach_s / 2;
-	return fmax(w->open_t, w->t0 - (double)w->attach_calls * after_s / after);
+	cpu_calls(p, now);
+	for (size_t c = 0; c < w->nr_cpus; c++)
+		w->cpu_win[c] = (double)(now[c] - w->cpu_calls[c]);
 }
 
-/*
- * The share of the window's calls counted by the time its links were
- * freed, where its span ends. Classic probes go on counting until the
- * kernel has closed each, a grace period apiece (far longer under an
- * emulator); multi-uprobe and session links stop at once (their
- * generation is over): 1 for those. all: its calls in the end.
- */
-static double counted_by_free(const struct profile_windows *w, double all)
+/* What the window counted, for its estimate (window_estimate.h). p->calls holds its end (window_calls). */
+static struct window_estimate estimate_window(struct agent_profile *p, double all)
 {
-	return all > w->free_seen && w->free_seen > 0 ? w->free_seen / all : 1;
+	struct profile_windows *w = &p->win;
+	struct window_counts c = {
+		.open_t = w->open_t,
+		.attach_s = w->attach_s,
+		.free_t = w->free_t,
+		.attach_calls = (double)w->attach_calls,
+		.free_calls = (double)w->free_calls,
+		.free_seen = w->free_seen,
+		.all = all,
+		.pair_ns = all < 0 ? 0 : window_pair_ns(p),
+		.cpu_calls = w->cpu_win,
+		.nr_cpus = w->nr_cpus,
+	};
+
+	if (all >= 0 && c.pair_ns > 0 && w->nr_cpus)
+		cpu_calls_since(p);
+	return window_estimate(&c);
 }
 
 static int close_window_finish(struct agent_profile *p)
@@ -575,9 +510,8 @@ static int close_window_finish(struct agent_profile *p)
 	double t1 = w->free_t, all = window_calls(p);
 	int ret;
 
-	w->t0 = probe_start(w);
-	w->by_free = all < 0 ? 1 : counted_by_free(w, all);
-	w->k = all < 0 ? 1 : w->by_free * probe_correction(p, t1 - w->t0);
+	w->est = estimate_window(p, all);
+	w->t0 = w->est.t0;
 	/* The callers' clocks: each group's calls in the window, and its factor from them. */
 	if (w->kind == &sample_window) {
 		double total = (double)session__all_calls(p->s) - (double)w->calls0;
@@ -597,38 +531,72 @@ static int close_window_finish(struct agent_profile *p)
 	return ret;
 }
 
+/*
+ * What the planner needs of the world now. The calls and the links' state
+ * only when it looks at them: each read crosses into the kernel. batches:
+ * as it was at the step's start (a batch that could not open may end
+ * them, and the step goes on as it began).
+ */
+static void read_snapshot(struct agent_profile *p, double now, bool batches, bool tried_window, bool tried_scan,
+			  struct window_snapshot *s)
+{
+	const struct profile_windows *w = &p->win;
+
+	*s = (struct window_snapshot){
+		.now = now,
+		.any_sampled = p->bplan.nr_sampled > 0,
+		.batches = batches,
+		.plan_due = p->calib.state == CALIB_PLAN_DUE,
+		.next = w->next,
+		.scan_next = p->scans.next,
+		.open = w->links != NULL,
+		.t0 = w->t0,
+		.end = w->end,
+		.calls_max = w->calls_max,
+		.check_s = w->check_s,
+		.closing = w->closing,
+		.tried_window = tried_window,
+		.tried_scan = tried_scan,
+	};
+	if (s->open && !tried_window && !tried_scan)
+		s->seen = (double)(session__all_calls(p->s) - w->calls0);
+	if (s->closing)
+		s->closed = session__links_closed(p->s);
+	/* After the reads: a wake from the clock counts from when they were done. */
+	s->clock = mono_seconds();
+}
+
 double windows__step(struct agent_profile *p, double now)
 {
-	struct profile_windows *w = &p->win;
-	bool batches = p->calib.state == CALIB_BATCHES;
+	bool batches = p->calib.state == CALIB_BATCHES, tried_window = false, tried_scan = false;
 
-	if (w->links) {
-		uint64_t seen = session__all_calls(p->s) - w->calls0;
+	for (;;) {
+		struct window_snapshot s;
+		struct window_action a;
 
-		if (now < w->t0 + WINDOW_AFTER_ATTACH_S && (now >= w->end || (double)seen >= w->calls_max))
-			return w->t0 + WINDOW_AFTER_ATTACH_S;
-		if (now < w->end && (double)seen < w->calls_max) {
-			w->check_s = seen ? WINDOW_CHECK_S : fmin(w->check_s * 2, WINDOW_CHECK_MAX_S);
-			return fmin(w->end, now + w->check_s);
+		read_snapshot(p, now, batches, tried_window, tried_scan, &s);
+		a = window_plan_step(&window_sched_default, &s);
+		switch (a.what) {
+		case WINDOW_WAIT:
+			p->win.check_s = a.check_s;
+			return a.wake;
+		case WINDOW_CLOSE_BEGIN:
+			close_window_begin(p);
+			break;
+		case WINDOW_CLOSE_FINISH:
+			close_window_finish(p);
+			break;
+		case WINDOW_OPEN_SAMPLE:
+		case WINDOW_OPEN_CALIB:
+			tried_window = true;
+			open_window(p, now, a.what == WINDOW_OPEN_CALIB ? &calib_window : &sample_window);
+			break;
+		case WINDOW_OPEN_SCAN:
+			tried_scan = true;
+			open_window(p, now, &scan_window);
+			break;
 		}
-		close_window_begin(p);
 	}
-	if (w->closing) {
-		if (!session__links_closed(p->s))
-			return mono_seconds() + WINDOW_CLOSE_POLL_S;
-		close_window_finish(p);
-	}
-	/* Every function sampled until the first plan: no window of them all. */
-	if (!p->bplan.nr_sampled || p->calib.state == CALIB_PLAN_DUE)
-		return INFINITY;
-	if (now >= w->next)
-		open_window(p, now, batches ? &calib_window : &sample_window);
-	if (!w->links && !batches && now >= p->scans.next)
-		open_window(p, now, &scan_window);
-	/* Its calls may close it sooner than its end: they are looked at from the first ms. */
-	if (w->links)
-		return fmin(w->end, mono_seconds() + WINDOW_CHECK_S);
-	return batches ? w->next : fmin(w->next, p->scans.next);
 }
 
 bool windows__busy(const struct profile_windows *w)
@@ -684,7 +652,8 @@ int windows__init(struct agent_profile *p)
 	session__all_calls_cpu(p->s, &w->nr_cpus);
 	/* Two rows: at the window's start, and at its end. */
 	w->cpu_calls = calloc(2 * w->nr_cpus + 1, sizeof(*w->cpu_calls));
-	if (!w->in_window || !w->cpu_calls)
+	w->cpu_win = calloc(w->nr_cpus + 1, sizeof(*w->cpu_win));
+	if (!w->in_window || !w->cpu_calls || !w->cpu_win)
 		return -ENOMEM;
 	return 0;
 }
@@ -695,5 +664,6 @@ void windows__free(struct agent_profile *p)
 	p->win.links = NULL;
 	free(p->win.in_window);
 	free(p->win.cpu_calls);
+	free(p->win.cpu_win);
 	callers__destroy(&p->callers);
 }

@@ -7,7 +7,9 @@
  * series (this file's own kind); the cold start's batches
  * (profile_calib.h); the scans of the sampled functions no window saw
  * called (profile_scans.h). At most one window is open or closing at a
- * time, and no refresh reads the counts meanwhile.
+ * time, and no refresh reads the counts meanwhile. When each closes and
+ * opens is decided by window_plan.h, what its calls stand for by
+ * window_estimate.h; this file reads the world for them and acts.
  */
 #ifndef DLPROF_AGENT_PROFILE_WINDOWS_H
 #define DLPROF_AGENT_PROFILE_WINDOWS_H
@@ -16,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
+
+#include "agent/window_estimate.h"
 
 struct agent_profile;
 struct session_links;
@@ -81,9 +85,10 @@ struct profile_windows {
 	uint64_t free_calls;		/* ... and when its links were freed */
 	double free_seen;		/* its functions' calls then, since its start; < 0: unread */
 	__u64 *cpu_calls;		/* ... per possible CPU, then at its end */
+	double *cpu_win;		/* ... the difference: its calls per CPU */
 	size_t nr_cpus;
-	double k;			/* the window being read: its calls times this are the unprobed program's */
-	double by_free;			/* ... of which the share its links counted by their free (classic) */
+	/* The window being read: its calls times its factor (window_estimate_k) are the unprobed program's. */
+	struct window_estimate est;
 	double k_seen, k_calls;		/* the factors its rows were scaled by, times their calls; those calls (the log's mean) */
 	double calls_max;		/* it closes after this many, whatever its length */
 	double check_s;			/* its next look after this long */
