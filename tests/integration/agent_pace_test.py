@@ -14,47 +14,18 @@ import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-from agent_test import Agent, calls, cpu_seconds, samples, steady_count, wait_value
+from agent_test import (MAX_MISCALIBRATION, Agent, calls, cpu_seconds, samples, steady_count, uncalibrated,
+                        wait_value, window_stats)
 
 # A scrape interval, as the issue's users scrape.
 INTERVAL_S = 30
 # Sampling windows whose callers' clocks must be summed before the estimate rests on them.
 PACE_WINDOWS = 12
-# How far the calibrated cost of a probed call may miss what it costs the callers (as an error in
-# the estimate): past it the model is broken, not merely uncalibrated.
-MAX_MISCALIBRATION = 0.35
 
 
 def windows(log):
     """The sampling windows closed so far (-v log; scans and cold-start batches left out)."""
     return [l for l in re.findall(r"^.* event=window .*$", log, re.M) if "scan=" not in l and "calibration=" not in l]
-
-
-def window_stats(lines):
-    """What the windows saw: calls a second (all their calls over all their time), the factors
-    they were scaled by, the cost of a probed call they took (ns), the callers' CPU share
-    inside the windows (their probes' taken out) as the agent last summed it, and the
-    windows' time (s)."""
-    f = [dict(re.findall(r"(\w+)=(\S+)", line)) for line in lines]
-    ms = sum(float(w["ms"]) for w in f)
-    rate = sum(float(w["calls"]) for w in f) / ms * 1e3
-    return (rate, [float(w["unprobed_factor"]) for w in f], float(f[-1]["call_ns"]),
-            float(f[-1]["callers_cpu_in"]), ms / 1e3)
-
-
-def uncalibrated(in_net, in_rate, out_rate, out_share, call_ns):
-    """How low the model comes out for a caller that runs flat out, from what the agent cannot
-    measure: what a probed call really costs such a caller, against the calibrated cost it takes
-    (a trap costs more once the caller's caches are cold, and its own code runs slower after it).
-    The caller's own count outside the windows gives its work a call; its CPU share inside them
-    (what the agent read, the calibrated probes' added back), over their rate, the work and the
-    real cost together."""
-    work_s = out_share / out_rate
-    in_share = in_net + in_rate * call_ns * 1e-9
-    true_s = in_share / in_rate - work_s
-    if true_s <= call_ns * 1e-9 or in_net <= 0:
-        return 0.0
-    return 1 - (in_share - in_rate * true_s) / in_net
 
 
 def miscalibrated_paced(in_net, in_rate, share, duty, call_ns):
