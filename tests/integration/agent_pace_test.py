@@ -6,7 +6,6 @@ the clock (a server at a fixed rate, idle in between) and for one that runs
 flat out (docs/agent.md, "What a sampled="true" series holds").
 Runner and helpers: itest.py; the agent's: agent_test.py."""
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -14,18 +13,13 @@ import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
-from agent_test import (MAX_MISCALIBRATION, Agent, calls, cpu_seconds, samples, steady_count, uncalibrated,
-                        wait_value, window_stats)
+from agent_test import (MAX_MISCALIBRATION, Agent, calls, cpu_seconds, samples, sampling_windows, steady_count,
+                        uncalibrated, wait_value, window_stats)
 
 # A scrape interval, as the issue's users scrape.
 INTERVAL_S = 30
 # Sampling windows whose callers' clocks must be summed before the estimate rests on them.
 PACE_WINDOWS = 12
-
-
-def windows(log):
-    """The sampling windows closed so far (-v log; scans and cold-start batches left out)."""
-    return [l for l in re.findall(r"^.* event=window .*$", log, re.M) if "scan=" not in l and "calibration=" not in l]
 
 
 def miscalibrated_paced(in_net, in_rate, share, duty, call_ns):
@@ -65,20 +59,20 @@ def estimate_case(driver_args, what, flat_out):
             # function sampled, its sampled series up, and windows enough for the callers' clocks.
             wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
                        calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=60)
-            n0 = len(windows(a.text()))
+            n0 = len(sampling_windows(a.text()))
             deadline = time.time() + 120
-            while len(windows(a.text())) < n0 + PACE_WINDOWS:
+            while len(sampling_windows(a.text())) < n0 + PACE_WINDOWS:
                 check(time.time() < deadline and d.poll() is None, f"too few windows: {a.text()[-3000:]}")
                 time.sleep(0.5)
             w0, cpu0 = time.time(), cpu_seconds(d.pid)
-            n1 = len(windows(a.text()))
+            n1 = len(sampling_windows(a.text()))
             made, shown, rel_error = interval(a, count)
             share = (cpu_seconds(d.pid) - cpu0) / (time.time() - w0)
-            n2 = len(windows(a.text()))
+            n2 = len(sampling_windows(a.text()))
         finally:
             d.kill()
             d.wait()
-        rate, factors, call_ns, in_net, win_s = window_stats(windows(a.text())[n1:n2])
+        rate, factors, call_ns, in_net, win_s = window_stats(sampling_windows(a.text())[n1:n2])
         # The model's bound: 5%, three times the error the agent gives the series (its windows' spread:
         # a busy machine moves a caller's pace from one window to the next), and the error of the
         # calibrated cost, which the agent's error does not hold yet: a probed call costs a caller more
@@ -145,7 +139,7 @@ def test_agent_burst_counted_or_said():
         while True:
             log = a.text()
             moved = log.rfind("event=move function=dlt_test_je to=sampled")
-            if moved >= 0 and windows(log[moved:]):
+            if moved >= 0 and sampling_windows(log[moved:]):
                 break
             check(time.time() < deadline, f"no window after the move: {log[-3000:]}")
             time.sleep(0.2)

@@ -371,16 +371,22 @@ def steady_count(path):
     return struct.unpack("Q", data)[0] if len(data) == 8 else 0
 
 
+def sampling_windows(log, t0=float("-inf"), t1=float("inf")):
+    """The sampling windows' lines of the -v log, those begun between t0 and t1 (Unix seconds);
+    scans and cold-start batches left out."""
+    return [l for l in re.findall(r"^.* event=window .*$", log, re.M)
+            if "scan=" not in l and "calibration=" not in l and
+            t0 <= float(dict(re.findall(r"(\w+)=(\S+)", l))["from_unix"]) <= t1]
+
+
 def window_rates(log, t0, t1):
     """The rates (calls a second, corrected for the probes) that the sampling windows begun
-    between t0 and t1 (Unix seconds) measured, from the -v log; scans and cold-start batches
-    left out."""
+    between t0 and t1 (Unix seconds) measured."""
     rates = []
-    for line in re.findall(r"^.* event=window .*$", log, re.M):
+    for line in sampling_windows(log, t0, t1):
         f = dict(re.findall(r"(\w+)=(\S+)", line))
-        if "scan" in f or "calibration" in f or not t0 <= float(f["from_unix"]) <= t1 or float(f["ms"]) <= 0:
-            continue
-        rates.append(float(f["calls"]) * float(f["unprobed_factor"]) / float(f["ms"]) * 1e3)
+        if float(f["ms"]) > 0:
+            rates.append(float(f["calls"]) * float(f["unprobed_factor"]) / float(f["ms"]) * 1e3)
     return rates
 
 
@@ -478,10 +484,7 @@ def test_agent_budget_sampled_counts_match_workload():
         share = min(1.0, (cpu1 - cpu0) / (w1 - w0))
         # What a probed call really cost this caller against the calibrated cost the agent takes off
         # (a busy machine moves it): the windows begun in the interval, as agent_pace_test reads them.
-        lines = [l for l in re.findall(r"^.* event=window .*$", a.text(), re.M)
-                 if "scan=" not in l and "calibration=" not in l and
-                 w0 <= float(dict(re.findall(r"(\w+)=(\S+)", l))["from_unix"]) <= w1]
-        rate, _, call_ns, in_net, _ = window_stats(lines)
+        rate, _, call_ns, in_net, _ = window_stats(sampling_windows(a.text(), w0, w1))
         unseen = uncalibrated(in_net, rate, made / (w1 - w0), share, call_ns)
         check(unseen <= MAX_MISCALIBRATION, f"the calibrated cost is {unseen:.1%} off: {a.text()[-3000:]}")
         # #26: within 5% over a scrape interval for a steady caller; a caller that shares its CPU is

@@ -58,11 +58,12 @@ def start_drivers(*ns):
     return ds
 
 
-def profile_two(extra, ns=(20, 45), rounds=1, json_doc=True):
-    """Two drivers under -p, each making rounds of its calls: (stdout, {pid: calls per caller unit})."""
+def run_two(args, ns, rounds=1, **profiler):
+    """Two waiting drivers under -p (args before it), each making rounds of its calls:
+    (stdout, {pid: calls per caller unit})."""
     ds = start_drivers(*ns)
     try:
-        prof = start_profiler(extra + ["-p", ",".join(str(d.pid) for d in ds)], json_doc=json_doc)
+        prof = start_profiler(args + ["-p", ",".join(str(d.pid) for d in ds)], **profiler)
         for _ in range(rounds):
             for d in ds:
                 drive(d)
@@ -71,8 +72,13 @@ def profile_two(extra, ns=(20, 45), rounds=1, json_doc=True):
             finish(d)
     prof.send_signal(signal.SIGINT)
     out, err = prof.communicate(timeout=60)
-    check(prof.returncode == 0, f"profiler exit {prof.returncode}: {err}")
+    check(prof.returncode == 0, f"{profiler.get('command', ['profiler'])[0]} exit {prof.returncode}: {err}")
     return out, {d.pid: n * rounds for d, n in zip(ds, ns)}
+
+
+def profile_two(extra, ns=(20, 45), rounds=1, json_doc=True):
+    """Two drivers under -p, each making rounds of its calls: (stdout, {pid: calls per caller unit})."""
+    return run_two(extra, ns, rounds, json_doc=json_doc)
 
 
 def test_by_caller_process_exact():
@@ -194,18 +200,7 @@ def test_record_report_by_caller_process():
 
 def record_two(trace, ns=(9, 16)):
     """record -o trace --by caller,process of two waiting drivers: (the live JSON summary, {pid: n})."""
-    ds = start_drivers(*ns)
-    try:
-        prof = start_profiler(FUNCS + ["-p", ",".join(str(d.pid) for d in ds)], command=["record", "-o", trace])
-        for d in ds:
-            drive(d)
-    finally:
-        for d in ds:
-            finish(d)
-    prof.send_signal(signal.SIGINT)
-    out, err = prof.communicate(timeout=60)
-    check(prof.returncode == 0, f"record exit {prof.returncode}: {err}")
-    return out, dict(zip((d.pid for d in ds), ns))
+    return run_two(FUNCS, ns, command=["record", "-o", trace])
 
 
 @modes("session")
