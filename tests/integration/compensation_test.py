@@ -34,6 +34,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import itest
 from itest import *  # noqa: F401,F403 (the shared helpers and environment)
@@ -125,20 +126,28 @@ def test_short_leaf_bounded_the_same_every_run():
     twin's time, or shown as a bound ("p50_ns" in "bounded") that holds and is within 4x
     of it. The bound is the drift of the probes' cost between calibrations (1/24 of it, a
     standard deviation of what 12 calibrations here read), so about one profile in fifteen
-    drifts past it on a loaded VM and misses: a profile is taken again when it misses, or
-    when its pairs cost more than the bound off their calibration while the workload ran
-    (the driver times them), up to 3 times. A miss every time is the cliff, not a draw."""
+    drifts past it on a loaded VM and misses: a profile is taken again when it misses, up to
+    3 times. A profile whose pairs cost more than the bound off their calibration while the
+    workload ran (the driver times them) says nothing of the bound, only of the machine:
+    while a busy host slows its vCPU (CI has seen three such profiles in a row) it is
+    taken again a second later, up to 10 times. A miss every time is the cliff, not a draw."""
     for run in range(1, 6):
-        for attempt in range(1, 4):
-            miss = leaf_profile_miss(run)
+        misses = {"drift": 0, "bound": 0}
+        while True:
+            kind, miss = leaf_profile_miss(run)
             if not miss:
                 break
-            print(f"run {run}, attempt {attempt}: {miss}")
-        check(not miss, f"run {run}: {miss}, in 3 profiles out of 3")
+            misses[kind] += 1
+            print(f"run {run}: {kind} {misses[kind]}: {miss}")
+            check(misses["bound"] < 3, f"run {run}: {miss}, in 3 profiles whose pairs kept their cost")
+            check(misses["drift"] < 10, f"run {run}: {miss}, in 10 profiles a second apart: the vCPU's "
+                  "trap cost drifts too much here to check the bound")
+            if kind == "drift":
+                time.sleep(1)
 
 
 def leaf_profile_miss(run):
-    """What one profile of comp_leaf got wrong, or None."""
+    """What one profile of comp_leaf got wrong, as ("drift" or "bound", what), or (None, None)."""
     truth, probed, doc = comp_run(["--func", "comp_leaf"], 40, 1, 3000, ["leaf"])
     check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
     f, costs = func(doc, "comp_leaf"), doc["probe_cost_ns"]["emulated"]
@@ -151,12 +160,12 @@ def leaf_profile_miss(run):
     # Never the probes' cost, whatever the draw: the cliff.
     check(f["p50_ns"] < costs["own"] / 2, f"run {run}: p50 {f['p50_ns']} ns is the probes' cost")
     if abs(drift - 1) > 1 / 24:
-        return f"pairs {drift:.3f}x their calibration, beyond its drift"
+        return "drift", f"pairs {drift:.3f}x their calibration, beyond its drift"
     if bounded and not (f["p50_ns"] < f["bound_ns"] and truth <= f["bound_ns"] <= 4 * truth):
-        return f"p50 shown < {f['bound_ns']} ns, the twin took {truth} ns"
+        return "bound", f"p50 shown < {f['bound_ns']} ns, the twin took {truth} ns"
     if not bounded and not truth / 4 <= f["p50_ns"] <= 4 * truth:
-        return f"p50 {f['p50_ns']} ns, the twin took {truth} ns"
-    return None
+        return "bound", f"p50 {f['p50_ns']} ns, the twin took {truth} ns"
+    return None, None
 
 
 def outer_row(text):
