@@ -18,7 +18,7 @@ static void test_under_budget_changes_nothing(void **state)
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, 3, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 3, &p);
 	assert_false(p.changed);
 	assert_int_equal(p.nr_sampled, 0);
 	assert_true(p.expected_ns_per_s == 70);
@@ -31,7 +31,7 @@ static void test_over_budget_sheds_the_costliest(void **state)
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, 6, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 6, &p);
 	assert_true(p.changed);
 	/*
 	 * 493.5 > 100: shed 400 (93.5 left, above the target 50), then 60
@@ -54,7 +54,7 @@ static void test_duty_bounds(void **state)
 	struct budget_plan p;
 
 	(void)state;
-	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
 	assert_true(sampled[0] && !sampled[1]);
 	assert_true(p.duty == opts.min_duty);
 	assert_true(p.period_s == 10);
@@ -69,14 +69,14 @@ static void test_return_with_hysteresis_unless_held(void **state)
 
 	(void)state;
 	/* 45 + 20 > 30 (BUDGET_RETURN): it stays sampled, held or not. */
-	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
 	assert_false(p.changed);
 	assert_true(sampled[0]);
 	cost[1] = 5;
-	budget_decide(&opts, cost, sampled, held, 2, &p);
+	budget_decide(&opts, cost, sampled, held, NULL, 2, &p);
 	assert_false(p.changed);
 	assert_true(sampled[0]);
-	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
 	assert_true(p.changed);
 	assert_false(sampled[0]);
 }
@@ -90,13 +90,40 @@ static void test_return_waits_for_room(void **state)
 
 	(void)state;
 	/* 22 + 3 fits under 30, but the links cost 22 >= 20: nothing moves. */
-	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
 	assert_false(p.changed);
 	assert_true(sampled[0]);
 	cost[1] = 19;
-	budget_decide(&opts, cost, sampled, NULL, 2, &p);
+	budget_decide(&opts, cost, sampled, NULL, NULL, 2, &p);
 	assert_true(p.changed);
 	assert_false(sampled[0]);
+}
+
+/*
+ * Functions called a few times a second go back into the links before idle
+ * ones that cost less (their install alone), when not all of them fit:
+ * linked, a called function's series is exact; sampled, its windows see
+ * almost none of its calls, while an idle one's series is 0 either way.
+ */
+static void test_return_prefers_called_to_idle(void **state)
+{
+	double cost[] = { 2, 2, 2, 12, 17 };	/* idle, idle, idle, called, called */
+	bool called[] = { false, false, false, true, true };
+	bool sampled[] = { true, true, true, true, true };
+	struct budget_plan p;
+
+	(void)state;
+	/* The called ones: 12 + 17 = 29 fits under 30; an idle one more would not. */
+	budget_decide(&opts, cost, sampled, NULL, called, 5, &p);
+	assert_true(p.changed);
+	assert_false(sampled[3] || sampled[4]);
+	assert_true(sampled[0] && sampled[1] && sampled[2]);
+	/* By cost alone: the idle ones and 12 (18), and 17 no longer fits. */
+	for (size_t i = 0; i < 5; i++)
+		sampled[i] = true;
+	budget_decide(&opts, cost, sampled, NULL, NULL, 5, &p);
+	assert_false(sampled[0] || sampled[1] || sampled[2] || sampled[3]);
+	assert_true(sampled[4]);
 }
 
 int main(void)
@@ -107,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_duty_bounds),
 		cmocka_unit_test(test_return_with_hysteresis_unless_held),
 		cmocka_unit_test(test_return_waits_for_room),
+		cmocka_unit_test(test_return_prefers_called_to_idle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

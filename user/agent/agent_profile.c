@@ -420,10 +420,12 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 		/* Linked, it also costs every process that maps its library, called or not. */
 		p->cost[i] = p->fs[i].cost_ns_per_s + install_cost__per_func(&p->inst, t->funcs[i].lib);
 		p->plan[i] = p->fs[i].sampled;
+		/* Seen called, in the links or a window (a sampled one's cost decays, never to 0). */
+		p->called[i] = p->fs[i].cost_ns_per_s > 0;
 		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
 						  !p->fs[i].measured);
 	}
-	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->n, &p->bplan);
+	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->called, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
 	if (!p->bplan.changed)
 		return 0;
@@ -706,8 +708,9 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->mask = calloc(p->n, sizeof(*p->mask));
 	p->plan = calloc(p->n, sizeof(*p->plan));
 	p->cost = calloc(p->n, sizeof(*p->cost));
+	p->called = calloc(p->n, sizeof(*p->called));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->hist)
+	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->called || !p->hist)
 		return -ENOMEM;
 	ret = windows__init(p);
 	if (!ret)
@@ -847,6 +850,7 @@ void agent_profile__free(struct agent_profile *p)
 	calib__free(&p->calib);
 	free(p->plan);
 	free(p->cost);
+	free(p->called);
 	free(p->hist);
 	install_cost__free(&p->inst);
 	free(p);

@@ -45,29 +45,42 @@ static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, 
 	return changed;
 }
 
-/* Room to spare: the cheapest sampled functions go back into the links. */
+/*
+ * Room to spare: sampled functions go back into the links, the called ones
+ * first, then the idle ones, each the cheapest first. A called function's
+ * series is the one a window estimates, the less well the rarer its calls
+ * (a window a few seconds apart sees none of a 30-a-second function's
+ * calls, or one); an idle one's series is 0 either way. Cheapest first
+ * would always prefer the idle ones, since they cost their install alone.
+ */
 static bool restore(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
-		    const bool *held)
+		    const bool *held, const bool *called)
 {
 	double exact = exact_cost(cost, sampled, n);
 	bool changed = false;
 
 	if (exact >= o->budget_ns_per_s * BUDGET_RETURN_BELOW)
 		return false;
-	for (size_t k = n; k-- > 0;) {
-		if (!sampled[r[k].i] || (held && held[r[k].i]))
-			continue;
-		if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
-			break;
-		sampled[r[k].i] = false;
-		exact += r[k].cost;
-		changed = true;
+	for (int idle = 0; idle <= 1; idle++) {
+		for (size_t k = n; k-- > 0;) {
+			size_t i = r[k].i;
+
+			if (!sampled[i] || (held && held[i]) || (called && called[i] == idle))
+				continue;
+			if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
+				break;
+			sampled[i] = false;
+			exact += r[k].cost;
+			changed = true;
+		}
+		if (!called)
+			break;	/* one tier: all went by cost alone */
 	}
 	return changed;
 }
 
-void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
-		   struct budget_plan *p)
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
+		   const bool *called, size_t n, struct budget_plan *p)
 {
 	struct ranked *r = calloc(n ?: 1, sizeof(*r));
 	double left;
@@ -79,7 +92,7 @@ void budget_decide(const struct budget_opts *o, const double *cost, bool *sample
 		qsort(r, n, sizeof(*r), by_cost_desc);
 		p->changed = shed(o, r, n, cost, sampled);
 		if (!p->changed)
-			p->changed = restore(o, r, n, cost, sampled, held);
+			p->changed = restore(o, r, n, cost, sampled, held, called);
 		free(r);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -36,7 +36,8 @@ struct budget_plan {
  * place. Over budget, the costliest functions are sampled until the rest
  * costs at most BUDGET_TARGET of it; a sampled function returns to the
  * links only when it fits under BUDGET_RETURN and held[i] (NULL: none)
- * is false (hysteresis: relinking costs a gap, so the set does not flap).
+ * is false (hysteresis: relinking costs a gap, so the set does not flap),
+ * those that called[i] marks (NULL: all alike) before the others.
  */
 /* Half the budget stays for the sampling windows: they say what the sampled functions do. */
 #define BUDGET_TARGET 0.5
@@ -55,7 +56,7 @@ struct budget_plan {
  * them, docs/agent.md).
  */
 #define BUDGET_SHED_FLOOR 0.02
-void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held, size_t n,
-		   struct budget_plan *p);
+void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
+		   const bool *called, size_t n, struct budget_plan *p);
 
 #endif /* DLPROF_AGENT_BUDGET_H */

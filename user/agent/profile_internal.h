@@ -51,6 +51,7 @@ struct agent_profile {
 	bool *mask;			/* scratch: which functions a link set holds */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
+	bool *called;			/* scratch: budget input */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
 	struct budget_plan bplan;
 	struct agent_profile_stats st;
