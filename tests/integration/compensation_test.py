@@ -19,10 +19,11 @@ percent in what a probe costs; and the unprobed time is an unprobed twin's
 (the same code, linked into the driver), timed call by call beside the
 probed calls, since a vCPU's speed changes by tens of percent from one
 second to the next. The driver also times the probed calls, so each run
-knows what its pairs really cost beside the calibration; a run whose pairs
-cost more than 30% off the calibrated median (seen once in CI: 1.9x, the
-twin itself 25% slower than when it was sized) is outside what the test
-can ask of compensation, and is run again, up to 3 times. 10% below the
+knows what its pairs really cost beside the calibration; a run whose 21
+pairs drifted off the calibrated median by more than a tenth of the twin's
+time (seen in CI: 1.9x, the twin itself 25% slower than when it was sized;
+and 1.3x, which put the outer call at 1.26x) is outside what the test can
+ask of compensation, and is run again a second later, up to 10 times. 10% below the
 twin is what a p50 read off a histogram bucket (~6% wide) and the twin's
 own timing leave room for: below it, a call would have run faster than it
 can unprobed.
@@ -84,7 +85,8 @@ def profile_comp(extra, spin_pairs, inner=20, calls=300, mode=()):
 
 @modes("session", "multi", "classic")
 def test_compensated_outer_near_unprobed():
-    for attempt in range(1, 4):
+    misses = {"marked": 0, "drift": 0}
+    while True:
         unprobed, probed, doc = profile_comp([], spin_pairs=40)
         check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
         costs = doc["probe_cost_ns"]
@@ -97,26 +99,32 @@ def test_compensated_outer_near_unprobed():
         # Marked exactly when its nested pairs' spread (what the calibration saw between their least
         # and median cost) is more than a quarter of its p50 (model/latency_trust.c). At 40 pairs'
         # spin that takes a calibration made while the vCPU's trap cost swung: such a run is taken
-        # again, as one whose pairs drifted is.
+        # again, up to 3 times.
         spread, marked = outer["children_probe_spread_ns"] // outer["calls"], outer.get("latency") == "uncertain"
         check(marked == (spread > outer["p50_ns"] // 4) and outer.get("latency") in (None, "uncertain"),
               f"comp_outer marked {outer.get('latency')}: nested spread {spread} ns a call, p50 {outer['p50_ns']} ns")
         if marked:
-            print(f"attempt {attempt}: a calibration spread of {spread} ns a call marks comp_outer: again")
+            misses["marked"] += 1
+            print(f"marked {misses['marked']}: a calibration spread of {spread} ns a call marks comp_outer")
+            check(misses["marked"] < 3, "comp_outer marked uncertain at 40 pairs' spin in 3 runs")
             continue
         off = outer["p50_ns"] / unprobed
-        # What the 21 pairs inside one outer call cost in this run (20 nested, its own), per pair.
+        # What the 21 pairs inside one outer call cost in this run (20 nested, its own), per pair,
+        # and how much of the twin's time their drift off the calibration makes.
         drift = (probed - unprobed) / 21 / costs["emulated"]["pair"]
-        print(f"attempt {attempt}: unprobed {unprobed} ns, compensated p50 {outer['p50_ns']} ns ({off:.2f}x), "
+        drift_share = abs(drift - 1) * 21 * costs["emulated"]["pair"] / unprobed
+        print(f"unprobed {unprobed} ns, compensated p50 {outer['p50_ns']} ns ({off:.2f}x), "
               f"raw avg {outer['raw_avg_ns']} ns, probe pair {costs['emulated']['pair']} ns calibrated "
-              f"(least {costs['emulated']['pair_least']} ns), {drift:.2f}x that in the run")
-        if 0.9 <= off <= 1.25 or 0.7 <= drift <= 1.3:
+              f"(least {costs['emulated']['pair_least']} ns), {drift:.2f}x that in the run "
+              f"({drift_share:.0%} of the twin's time)")
+        if drift_share <= 0.1:
             break
-    check(not marked, "comp_outer marked uncertain at 40 pairs' spin in 3 runs of 3")
-    check(0.9 <= off <= 1.25 or 0.7 <= drift <= 1.3,
-          f"3 runs: the pairs cost {drift:.2f}x their calibration in the last; "
-          "the vCPU's trap cost drifts too much here to check compensation")
+        misses["drift"] += 1
+        check(misses["drift"] < 10, "10 runs a second apart: the vCPU's trap cost drifts too much here to "
+              "check compensation")
+        time.sleep(1)
     check(0.9 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
+
 
 @modes("session", "multi", "classic")
 def test_short_leaf_bounded_the_same_every_run():
