@@ -77,6 +77,19 @@ def comp_run(extra, spin_ns, inner, calls, mode=(), fmt=None):
         finish(d)
 
 
+# A profile whose pairs drifted off their calibration while the workload ran says nothing of
+# compensation, only of the host: it is taken again a second later, this many times at most.
+DRIFT_RETRIES = 10
+
+
+def drifted_again(misses, what):
+    """One more drifted profile in misses["drift"]: fail past DRIFT_RETRIES, else wait a second."""
+    misses["drift"] += 1
+    check(misses["drift"] < DRIFT_RETRIES, f"{what}, in {DRIFT_RETRIES} profiles a second apart: the vCPU's "
+          "trap cost drifts too much here to check compensation")
+    time.sleep(1)
+
+
 def profile_comp(extra, spin_pairs, inner=20, calls=300, mode=()):
     """comp_run() of an outer call that spins as long as spin_pairs probe pairs cost."""
     spin_ns = max(spin_pairs * 1000, spin_pairs * pair_cost_ns(max(os.sched_getaffinity(0))))
@@ -119,10 +132,7 @@ def test_compensated_outer_near_unprobed():
               f"({drift_share:.0%} of the twin's time)")
         if drift_share <= 0.1:
             break
-        misses["drift"] += 1
-        check(misses["drift"] < 10, "10 runs a second apart: the vCPU's trap cost drifts too much here to "
-              "check compensation")
-        time.sleep(1)
+        drifted_again(misses, f"pairs {drift:.2f}x their calibration")
     check(0.9 <= off <= 1.25, f"compensated p50 {outer['p50_ns']} ns is {off:.2f}x the unprobed {unprobed} ns")
 
 
@@ -145,13 +155,12 @@ def test_short_leaf_bounded_the_same_every_run():
             kind, miss = leaf_profile_miss(run)
             if not miss:
                 break
-            misses[kind] += 1
-            print(f"run {run}: {kind} {misses[kind]}: {miss}")
-            check(misses["bound"] < 3, f"run {run}: {miss}, in 3 profiles whose pairs kept their cost")
-            check(misses["drift"] < 10, f"run {run}: {miss}, in 10 profiles a second apart: the vCPU's "
-                  "trap cost drifts too much here to check the bound")
+            print(f"run {run}: {kind}: {miss}")
             if kind == "drift":
-                time.sleep(1)
+                drifted_again(misses, f"run {run}: {miss}")
+                continue
+            misses["bound"] += 1
+            check(misses["bound"] < 3, f"run {run}: {miss}, in 3 profiles whose pairs kept their cost")
 
 
 def leaf_profile_miss(run):
