@@ -605,6 +605,20 @@ int agent_profile__react(struct agent_profile *p, double now)
 	return ret;
 }
 
+double agent_profile__check_s(const struct agent_profile *p)
+{
+	return p->trip.check_s;
+}
+
+/* The cheap check (profile_trip.h): one read of every function's entries. */
+bool agent_profile__over_budget(struct agent_profile *p, double now)
+{
+	if (!p->o.budget_on || p->calib.state != CALIB_OFF || windows__busy(&p->win))
+		return false;
+	return trip__check(&p->trip, now, session__all_calls(p->s), p->last_tick, p->o.budget.budget_ns_per_s,
+			   p->mix_trap_ns + p->prog_ns);
+}
+
 double agent_profile__windows(struct agent_profile *p, double now)
 {
 	/* No window while a relink is pending: it could hold a function the new links will. */

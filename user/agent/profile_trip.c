@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <math.h>
 
-#include "agent/profile_internal.h"
-#include "util/clock.h"
+#include "agent/profile_trip.h"
 
 /* The check only trips past this share of the budget. */
 #define OVER_BUDGET_TRIP 1.5
@@ -49,13 +48,11 @@ void trip__refreshed(struct profile_trip *t)
 	t->tick_calls = t->read_calls;
 }
 
-void trip__window_closed(struct agent_profile *p, uint64_t calls0)
+void trip__window_closed(struct profile_trip *t, double now, uint64_t all, uint64_t calls0)
 {
-	struct profile_trip *t = &p->trip;
-
-	t->fast_t = mono_seconds();
-	t->fast_calls = session__all_calls(p->s);
-	t->tick_calls += t->fast_calls - calls0;
+	t->fast_t = now;
+	t->fast_calls = all;
+	t->tick_calls += all - calls0;
 }
 
 void trip__reacted(struct profile_trip *t, bool moved)
@@ -63,27 +60,18 @@ void trip__reacted(struct profile_trip *t, bool moved)
 	t->span = moved ? TRIP_MIN_SPAN_S : fmin(t->span * 2, TRIP_MAX_SPAN_S);
 }
 
-double agent_profile__check_s(const struct agent_profile *p)
+bool trip__check(struct profile_trip *t, double now, uint64_t all, double last_tick, double budget_ns_per_s,
+		 double call_ns)
 {
-	return p->trip.check_s;
-}
-
-bool agent_profile__over_budget(struct agent_profile *p, double now)
-{
-	struct profile_trip *t = &p->trip;
 	double limit;
-	uint64_t all;
 
-	if (!p->o.budget_on || p->calib.state != CALIB_OFF || windows__busy(&p->win))
-		return false;
-	all = session__all_calls(p->s);
 	t->check_s = all == t->check_calls ? fmin(t->check_s * 2, FAST_CHECK_MAX_S) : FAST_CHECK_MIN_S;
 	t->check_calls = all;
 	if (all == t->read_calls)
 		t->quiet_t = now;
 	/* In entries: the budget over what one probed call of the links' mix costs. */
-	limit = p->o.budget.budget_ns_per_s * OVER_BUDGET_TRIP / (p->mix_trap_ns + p->prog_ns);
-	if ((double)(all - t->tick_calls) <= limit * fmax(now - p->last_tick, BUDGET_HORIZON_S))
+	limit = budget_ns_per_s * OVER_BUDGET_TRIP / call_ns;
+	if ((double)(all - t->tick_calls) <= limit * fmax(now - last_tick, BUDGET_HORIZON_S))
 		return false;
 	return (double)(all - t->fast_calls) > limit * fmax(now - t->fast_t, t->span);
 }

@@ -525,7 +525,7 @@ static int close_window_finish(struct agent_profile *p)
 	ret = read_window_totals(p, false, t1);
 	w->closing = false;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
-	trip__window_closed(p, w->calls0);
+	trip__window_closed(&p->trip, mono_seconds(), session__all_calls(p->s), w->calls0);
 	w->kind->closed(p, t1);
 	metrics_registry__settle(p->reg);
 	return ret;
