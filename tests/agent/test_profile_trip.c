@@ -140,6 +140,24 @@ static void test_window_calls_are_no_burst(void **state)
 	assert_int_equal(w.nr_trips, 0);
 }
 
+/*
+ * A hot function that cannot leave: each trip that moves nothing doubles
+ * the span it is judged over, so the agent does not read every few ms.
+ */
+static void test_stuck_trips_back_off(void **state)
+{
+	struct world w = { .base_rate = 100, .hot_from = 0.5, .hot_rate = 1e6 };
+
+	(void)state;
+	run(&w, 1.4);
+	assert_true(w.nr_trips >= 3);
+	/* Each gap twice the last (to a check's spacing): 50, 100, 200 ms until the refresh. */
+	for (size_t k = 2; k < w.nr_trips; k++)
+		assert_true(w.trips[k] - w.trips[k - 1] >= 2 * (w.trips[k - 1] - w.trips[k - 2]) - 0.006);
+	/* A handful in the 0.9 s, not one every 15 ms (the hot function spends 66 times the limit). */
+	assert_true(w.nr_trips <= 6);
+}
+
 /* While nothing is entered the checks space out, up to the longest; an entry brings them back. */
 static void test_checks_space_out_when_quiet(void **state)
 {
@@ -160,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_turns_hot_later),
 		cmocka_unit_test(test_small_burst_waits),
 		cmocka_unit_test(test_window_calls_are_no_burst),
+		cmocka_unit_test(test_stuck_trips_back_off),
 		cmocka_unit_test(test_checks_space_out_when_quiet),
 	};
 

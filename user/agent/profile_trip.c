@@ -9,11 +9,11 @@
  * The budget is a rate over a second: the check trips only once the probes
  * have cost a second's allowance since the last refresh (a burst that costs
  * less waits for the refresh, and its cost is spread over the interval), and
- * while they go on costing more than the budget, over at least the span below
- * since the last read. A trip that moves nothing doubles the span (up to a
+ * while they go on costing more than the budget since the last read, at least
+ * the span below ago. A trip that moves nothing doubles the span (up to a
  * second), so a function that stays over budget but cannot leave does not make
- * the agent read every few ms; a hot start still trips within ms, since it
- * spends a whole CPU in the probes.
+ * the agent read every few ms, however far over it is; a hot start still trips
+ * within ms, since it spends a whole CPU in the probes.
  */
 #define BUDGET_HORIZON_S 1.0
 #define TRIP_MIN_SPAN_S 0.025
@@ -73,5 +73,7 @@ bool trip__check(struct profile_trip *t, double now, uint64_t all, double last_t
 	limit = budget_ns_per_s * OVER_BUDGET_TRIP / call_ns;
 	if ((double)(all - t->tick_calls) <= limit * fmax(now - last_tick, BUDGET_HORIZON_S))
 		return false;
-	return (double)(all - t->fast_calls) > limit * fmax(now - t->fast_t, t->span);
+	if (now - t->fast_t < t->span)
+		return false;
+	return (double)(all - t->fast_calls) > limit * (now - t->fast_t);
 }
