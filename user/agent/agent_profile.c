@@ -20,6 +20,7 @@
 #include "agent/agent_log.h"
 #include "agent/duration_buckets.h"
 #include "agent/profile_internal.h"
+#include "agent/window_plan.h"
 #include "util/clock.h"
 #include "util/path.h"
 
@@ -633,6 +634,10 @@ double agent_profile__windows(struct agent_profile *p, double now)
 void agent_profile__stats(const struct agent_profile *p, struct agent_profile_stats *st)
 {
 	*st = p->st;
+	st->scans = p->scans.count;
+	st->install_measured = p->inst.measured;
+	st->install_ns = p->inst.ns_per_func;
+	st->scan_s_total = p->scans.s_total;
 	/* Of the exposition's moment: a scrape between refreshes makes the groups of rows new since. */
 	st->containers = p->groups ? group_series__nr_groups(p->groups) : 0;
 	st->dropped = p->tot.incomplete;
@@ -784,6 +789,25 @@ static void set_trap_costs(struct agent_profile *p)
 		  probe_class_name(DLPROF_PROBE_STEPPED), p->trap_ns[DLPROF_PROBE_STEPPED], p->prog_ns, source);
 }
 
+/*
+ * The cold start (profile_calib.h): every function sampled, not held (it
+ * returns as soon as it is measured cheap), the batches due after a
+ * baseline of the machine's kernel time (the windows' cost).
+ */
+static void start_cold(struct agent_profile *p, double now)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		p->fs[i].sampled = true;
+		p->fs[i].sampled_since = -INFINITY;
+		p->fs[i].covered_until = now;
+	}
+	p->bplan.nr_sampled = p->n;
+	p->st.sampled = p->n;
+	calib__start(&p->calib, p->n, now + WINDOW_BASELINE_S);
+	agent_log("budget", "cold_start=true sampled=%zu batch=%zu window_ms=%.0f first_window_s=%.1f", p->n,
+		  calib__batch(), window_calib_len_s() * 1e3, WINDOW_BASELINE_S);
+}
+
 struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, struct metrics_registry *reg,
 					   char *err, size_t err_sz)
 {
@@ -820,7 +844,7 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	session__probe_runtime(p->s, &p->last_run_ns, &(uint64_t){ 0 });
 	trip__init(&p->trip, p->last_tick, session__all_calls(p->s));
 	if (o->budget_on)
-		calib__start(p, p->last_tick);
+		start_cold(p, p->last_tick);
 	return p;
 }
 

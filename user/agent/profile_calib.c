@@ -40,20 +40,21 @@ void calib__free(struct profile_calib *c)
 }
 
 /* The next CALIB_BATCH functions still to be measured, in the library's order (neighbours share callers). */
-static void calib_pick(struct agent_profile *p)
+static size_t calib_pick(struct agent_profile *p, bool *in)
 {
 	struct profile_calib *c = &p->calib;
-	size_t from = c->next;
+	size_t from = c->next, funcs = 0;
 
-	for (size_t k = 0; k < p->n && p->win.funcs < CALIB_BATCH; k++) {
+	for (size_t k = 0; k < p->n && funcs < CALIB_BATCH; k++) {
 		size_t i = (from + k) % p->n;
 
 		if (!c->todo[i])
 			continue;
-		p->win.in_window[i] = true;
-		p->win.funcs++;
+		in[i] = true;
+		funcs++;
 		c->next = (i + 1) % p->n;
 	}
+	return funcs;
 }
 
 /* After a batch's window: which of its functions are known now. */
@@ -88,8 +89,6 @@ static void calib_opened(struct agent_profile *p)
 
 	if (!install_cost__calibrate(&p->inst, p->s, p->win.in_window, &lib, &funcs, &ns))
 		return;
-	p->st.install_ns = p->inst.ns_per_func;
-	p->st.install_measured = true;
 	agent_log("budget", "install_ns=%.0f lib=%s functions=%zu map_us=%.1f unlinked_map_us=%.1f",
 		  p->inst.ns_per_func, path_base(session__table(p->s)->libs[lib].file->display), funcs, ns / 1e3,
 		  p->inst.base_ns[lib] / 1e3);
@@ -111,15 +110,20 @@ static double calib_calls_max(const struct agent_profile *p)
 /* A batch that could not be attached (or read) is not measured: its functions are judged idle. */
 static void calib_later(struct agent_profile *p, double now)
 {
-	p->win.next = window_next_calib_later(now);
+	p->calib.next_t = window_next_calib_later(now);
 	calib_judge(p);
 }
 
 static void calib_closed(struct agent_profile *p, double t1)
 {
 	windows__count(p, t1);
-	p->win.next = window_next_calib_closed(p->win.open_t, mono_seconds());
+	p->calib.next_t = window_next_calib_closed(p->win.open_t, mono_seconds());
 	calib_judge(p);
+}
+
+static double calib_next(const struct agent_profile *p)
+{
+	return p->calib.next_t;
 }
 
 const struct window_kind calib_window = {
@@ -131,27 +135,22 @@ const struct window_kind calib_window = {
 	.opened = calib_opened,
 	.later = calib_later,
 	.closed = calib_closed,
+	.next = calib_next,
 };
 
-void calib__start(struct agent_profile *p, double now)
+void calib__start(struct profile_calib *c, size_t n, double first_t)
 {
-	struct profile_calib *c = &p->calib;
-
-	for (size_t i = 0; i < p->n; i++) {
-		p->fs[i].sampled = true;
-		p->fs[i].sampled_since = -INFINITY;	/* not held: it returns as soon as it is measured cheap */
-		p->fs[i].covered_until = now;
+	for (size_t i = 0; i < n; i++)
 		c->todo[i] = true;
-	}
-	c->left = p->n;
-	p->bplan.nr_sampled = p->n;
-	p->st.sampled = p->n;
-	c->state = p->n ? CALIB_BATCHES : CALIB_PLAN_DUE;
+	c->left = n;
+	c->state = n ? CALIB_BATCHES : CALIB_PLAN_DUE;
 	c->next = 0;
-	/* The first window after a baseline of the machine's kernel time (the windows' cost). */
-	p->win.next = now + WINDOW_BASELINE_S;
-	agent_log("budget", "cold_start=true sampled=%zu batch=%d window_ms=%.0f first_window_s=%.1f", p->n,
-		  CALIB_BATCH, window_calib_len_s() * 1e3, WINDOW_BASELINE_S);
+	c->next_t = first_t;
+}
+
+size_t calib__batch(void)
+{
+	return CALIB_BATCH;
 }
 
 bool agent_profile__plan_due(const struct agent_profile *p)

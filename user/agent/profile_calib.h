@@ -26,6 +26,7 @@ struct profile_calib {
 	unsigned char *passes;		/* batches each function was in */
 	size_t next;			/* where the next batch starts looking */
 	size_t left;			/* functions still to be measured */
+	double next_t;			/* the next batch may open then */
 };
 
 /* The windows that measure a batch each (struct window_kind). */
@@ -33,7 +34,9 @@ extern const struct window_kind calib_window;
 
 int calib__init(struct profile_calib *c, size_t n);
 void calib__free(struct profile_calib *c);
-/* Every function sampled, the batches due after a baseline of the machine's kernel time. */
-void calib__start(struct agent_profile *p, double now);
+/* The batches due from first_t on (the caller samples every function). */
+void calib__start(struct profile_calib *c, size_t n, double first_t);
+/* How many functions a batch holds at most. */
+size_t calib__batch(void);
 
 #endif /* DLPROF_AGENT_PROFILE_CALIB_H */

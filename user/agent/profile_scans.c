@@ -69,20 +69,21 @@ void scans__cold_start_over(struct agent_profile *p, double now)
 }
 
 /* A scan's functions: the next IDLE_SLICE of the idle sampled ones, in turn. */
-static void scan_pick(struct agent_profile *p)
+static size_t scan_pick(struct agent_profile *p, bool *in)
 {
 	struct profile_scans *sc = &p->scans;
-	size_t from = sc->next_func;
+	size_t from = sc->next_func, funcs = 0;
 
-	for (size_t k = 0; k < p->n && p->win.funcs < IDLE_SLICE; k++) {
+	for (size_t k = 0; k < p->n && funcs < IDLE_SLICE; k++) {
 		size_t i = (from + k) % p->n;
 
 		if (!scans__idle(&p->fs[i]))
 			continue;
-		p->win.in_window[i] = true;
-		p->win.funcs++;
+		in[i] = true;
+		funcs++;
 		sc->next_func = (i + 1) % p->n;
 	}
+	return funcs;
 }
 
 static double scan_len_s(const struct agent_profile *p)
@@ -107,12 +108,17 @@ static void scan_closed(struct agent_profile *p, double t1)
 	struct profile_scans *sc = &p->scans;
 	double open_t = p->win.open_t;
 
-	p->st.scans++;
-	p->st.scan_s_total += t1 - open_t;
+	sc->count++;
+	sc->s_total += t1 - open_t;
 	sc->next = window_next_scan_closed(open_t, windows__cpu_s(p), sc->burst > 0, p->o.budget.max_duty,
 					   p->o.budget.budget_ns_per_s);
 	if (sc->burst)
 		sc->burst--;
+}
+
+static double scan_next(const struct agent_profile *p)
+{
+	return p->scans.next;
 }
 
 const struct window_kind scan_window = {
@@ -124,4 +130,5 @@ const struct window_kind scan_window = {
 	.calls_max = scan_calls_max,
 	.later = scan_later,
 	.closed = scan_closed,
+	.next = scan_next,
 };

@@ -23,6 +23,8 @@ struct profile_scans {
 	size_t burst;			/* scans left of a turn at the idle rate */
 	double burst_t;			/* when the last such turn began */
 	uint64_t mappings;		/* the libraries' mappings then */
+	uint64_t count;			/* scans closed so far */
+	double s_total;			/* ... how long they lasted in all */
 };
 
 /* The scans' windows (struct window_kind). */

@@ -289,12 +289,15 @@ static double sample_calls_max(const struct agent_profile *p)
 }
 
 /* A sampling window's functions: every sampled one seen called. */
-static void sample_pick(struct agent_profile *p)
+static size_t sample_pick(struct agent_profile *p, bool *in)
 {
+	size_t funcs = 0;
+
 	for (size_t i = 0; i < p->n; i++) {
-		p->win.in_window[i] = p->fs[i].sampled && !scans__idle(&p->fs[i]);
-		p->win.funcs += p->win.in_window[i];
+		in[i] = p->fs[i].sampled && !scans__idle(&p->fs[i]);
+		funcs += in[i];
 	}
+	return funcs;
 }
 
 static double sample_len_s(const struct agent_profile *p)
@@ -328,6 +331,11 @@ static void sample_closed(struct agent_profile *p, double t1)
 					    p->bplan.duty, p->bplan.period_s);
 }
 
+static double sample_next(const struct agent_profile *p)
+{
+	return p->win.next;
+}
+
 const struct window_kind sample_window = {
 	.log_tag = "",
 	.measures_cost = true,
@@ -337,6 +345,7 @@ const struct window_kind sample_window = {
 	.opened = sample_opened,
 	.later = sample_later,
 	.closed = sample_closed,
+	.next = sample_next,
 };
 
 /* The entries of every function per CPU so far, into calls[nr_cpus]; zeros when unreadable. */
@@ -392,11 +401,10 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	int ret;
 
 	w->cpu0 = process_cpu_s();
-	w->funcs = 0;
 	for (size_t i = 0; i < p->n; i++)
 		w->in_window[i] = false;
 	w->kind = kind;
-	kind->pick(p);
+	w->funcs = kind->pick(p, w->in_window);
 	if (!w->funcs) {
 		kind->later(p, now);
 		return 0;
@@ -547,8 +555,8 @@ static void read_snapshot(struct agent_profile *p, double now, bool batches, boo
 		.any_sampled = p->bplan.nr_sampled > 0,
 		.batches = batches,
 		.plan_due = p->calib.state == CALIB_PLAN_DUE,
-		.next = w->next,
-		.scan_next = p->scans.next,
+		.next = (batches ? &calib_window : &sample_window)->next(p),
+		.scan_next = scan_window.next(p),
 		.open = w->links != NULL,
 		.t0 = w->t0,
 		.end = w->end,

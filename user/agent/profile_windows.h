@@ -44,8 +44,12 @@ struct window_cost_sums {
 struct window_kind {
 	const char *log_tag;		/* added to its log line */
 	bool measures_cost;		/* its calls tell what a sampled call costs the kernel */
-	/* Marks its functions in win.in_window (and counts them in win.funcs). */
-	void (*pick)(struct agent_profile *p);
+	/*
+	 * Marks its functions in in[] (all false on entry), how many returned.
+	 * A kind writes only its own state (its struct and file) and in[]: the
+	 * window's state is this file's.
+	 */
+	size_t (*pick)(struct agent_profile *p, bool *in);
 	double (*len_s)(const struct agent_profile *p);
 	/* It closes after this many calls, whatever its length. */
 	double (*calls_max)(const struct agent_profile *p);
@@ -55,6 +59,8 @@ struct window_kind {
 	void (*later)(struct agent_profile *p, double now);
 	/* Its links were freed at t1 and have closed: when the next one may open. */
 	void (*closed)(struct agent_profile *p, double t1);
+	/* When its next window may open, as later and closed set it. */
+	double (*next)(const struct agent_profile *p);
 };
 
 struct profile_windows {
@@ -70,7 +76,7 @@ struct profile_windows {
 	double end;			/* it is due to close then */
 	double free_t;			/* its links were freed then */
 	double close_t;			/* the end of the window being read */
-	double next;			/* the next sampling (or cold start) window */
+	double next;			/* the next sampling window */
 	double cpu0;			/* the agent's CPU time when it began to open */
 	double sys0;			/* the machine's kernel time at its start (s) */
 	double last_sys, last_sys_t;	/* kernel time at the last window's end, and when */
