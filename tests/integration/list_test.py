@@ -201,7 +201,10 @@ def test_stepped_overhead_said_and_warned():
                        ["--lib", LIB, "--func", "dlt_add", "--placement", "entry", "--", DRIVER, "count", str(calls)],
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"rc {p.returncode}: {p.stderr}")
-    footer = [l for l in p.stdout.splitlines() if l.startswith("# the probes cost the targets ~")]
+    # "at most" when the calls at the calibrated pair come to more than the loop's thread had
+    # (held to its CPU time, as the JSON's bounded above): a calibration on a busy CPU.
+    footer = [l for l in p.stdout.splitlines()
+              if l.startswith(("# the probes cost the targets ~", "# the probes cost the targets at most "))]
     check(len(footer) == 1 and f"{calls} calls at a single-stepped pair's " in footer[0], f"table {p.stdout}")
     check("--placement auto" in p.stderr, f"stderr {p.stderr!r}")
 
