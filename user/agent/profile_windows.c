@@ -186,6 +186,13 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	id = profile_sampled_series(p, c, grp, r);
 	if (id < 0)
 		return (int)id;
+	/*
+	 * Its first window since it left the links: the series ran on at their
+	 * rate until this window began, whether or not a refresh or a scrape
+	 * showed it meanwhile (what the window then finds judges that run).
+	 */
+	if (c->moved_rate > 0)
+		profile_show_sampled(p, c, id, w->t0);
 	p->win.k_seen += (v->calls - base->calls) * k;
 	p->win.k_calls += v->calls - base->calls;
 	/*
