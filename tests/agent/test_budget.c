@@ -126,6 +126,43 @@ static void test_return_prefers_called_to_idle(void **state)
 	assert_true(sampled[4]);
 }
 
+/*
+ * Below the shed floor, the functions nobody called leave before a called
+ * one that costs more: a storm of process starts makes every linked
+ * function dearer by its install, and by cost alone a rare called function
+ * (its calls and its install) would go before the idle ones (their install
+ * alone), its exact series with it.
+ */
+static void test_shed_takes_idle_before_called(void **state)
+{
+	enum { N = 32 };
+	double cost[N];
+	bool called[N] = {}, sampled[N] = {};
+	struct budget_plan p;
+	size_t idle_out = 0;
+
+	(void)state;
+	cost[0] = 60;		/* hot: above the floor (2), it goes whatever it is */
+	cost[1] = 1.9;		/* called, rarely */
+	called[0] = called[1] = true;
+	for (size_t i = 2; i < N; i++)
+		cost[i] = 1.8;	/* idle: their install alone */
+	/* 60 + 1.9 + 30 * 1.8 = 115.9: the hot one, then idle ones until at most 50 is left. */
+	budget_decide(&opts, cost, sampled, NULL, called, N, &p);
+	assert_true(p.changed);
+	assert_true(sampled[0]);
+	assert_false(sampled[1]);
+	for (size_t i = 2; i < N; i++)
+		idle_out += sampled[i];
+	assert_int_equal(idle_out, 4);
+	assert_true(p.exact_ns_per_s <= opts.budget_ns_per_s * BUDGET_TARGET);
+	/* By cost alone the called one goes first. */
+	for (size_t i = 0; i < N; i++)
+		sampled[i] = false;
+	budget_decide(&opts, cost, sampled, NULL, NULL, N, &p);
+	assert_true(sampled[0] && sampled[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_return_with_hysteresis_unless_held),
 		cmocka_unit_test(test_return_waits_for_room),
 		cmocka_unit_test(test_return_prefers_called_to_idle),
+		cmocka_unit_test(test_shed_takes_idle_before_called),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,22 +25,40 @@ static double exact_cost(const double *cost, const bool *sampled, size_t n)
 	return sum;
 }
 
-/* Over budget: sample the costliest until the rest fits the target. */
-static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled)
+/*
+ * Over budget: sample every function that costs more than the shed floor,
+ * the costliest first, then the idle ones, then the called ones, each the
+ * costliest first, until the rest fits the target. Below the floor a
+ * function is cheap whatever it is; what it loses sampled is not: an idle
+ * one's series is 0 either way, a called one's becomes an estimate (a
+ * storm of process starts makes every linked function dearer by its
+ * install alone, and cost alone would sample the rare called ones first).
+ */
+static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
+		 const bool *called)
 {
-	double exact = exact_cost(cost, sampled, n);
+	double exact = exact_cost(cost, sampled, n), floor = o->budget_ns_per_s * BUDGET_SHED_FLOOR;
 	bool changed = false;
 
 	if (exact <= o->budget_ns_per_s)
 		return false;
-	for (size_t k = 0; k < n && r[k].cost > 0; k++) {
-		if (exact <= o->budget_ns_per_s * BUDGET_TARGET && r[k].cost <= o->budget_ns_per_s * BUDGET_SHED_FLOOR)
-			break;
-		if (sampled[r[k].i])
-			continue;
-		sampled[r[k].i] = true;
-		exact -= r[k].cost;
-		changed = true;
+	for (int tier = 0; tier <= 2; tier++) {
+		for (size_t k = 0; k < n && r[k].cost > 0; k++) {
+			size_t i = r[k].i;
+			bool over = r[k].cost > floor;
+
+			if (tier == 0 && !over)
+				break;
+			if (tier > 0 && exact <= o->budget_ns_per_s * BUDGET_TARGET)
+				return changed;
+			if (sampled[i] || (tier > 0 && (over || (called && called[i] != (tier == 2)))))
+				continue;
+			sampled[i] = true;
+			exact -= r[k].cost;
+			changed = true;
+		}
+		if (!called && tier == 1)
+			break;	/* one tier below the floor: all went by cost alone */
 	}
 	return changed;
 }
@@ -90,7 +108,7 @@ void budget_decide(const struct budget_opts *o, const double *cost, bool *sample
 		for (size_t i = 0; i < n; i++)
 			r[i] = (struct ranked){ cost[i], i };
 		qsort(r, n, sizeof(*r), by_cost_desc);
-		p->changed = shed(o, r, n, cost, sampled);
+		p->changed = shed(o, r, n, cost, sampled, called);
 		if (!p->changed)
 			p->changed = restore(o, r, n, cost, sampled, held, called);
 		free(r);

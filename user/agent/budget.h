@@ -34,7 +34,8 @@ struct budget_plan {
 /*
  * Decide from cost[i] (n functions) and the current sampled[i], updated in
  * place. Over budget, the costliest functions are sampled until the rest
- * costs at most BUDGET_TARGET of it; a sampled function returns to the
+ * costs at most BUDGET_TARGET of it (below BUDGET_SHED_FLOOR, those that
+ * called[i] marks after the others); a sampled function returns to the
  * links only when it fits under BUDGET_RETURN and held[i] (NULL: none)
  * is false (hysteresis: relinking costs a gap, so the set does not flap),
  * those that called[i] marks (NULL: all alike) before the others.
