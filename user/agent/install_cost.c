@@ -16,10 +16,18 @@
 /* Fewer linked functions than this add too little to a mapping to be told from its noise (a few us). */
 #define CALIB_MIN_FUNCS 8
 /*
- * The mapping rate is smoothed over this long: a process every two seconds
- * is a rate, a single start is a cost once, and the budget is a rate.
+ * The mapping rate is smoothed over this long as it rises: a process every
+ * two seconds is a rate, a single start is a cost once, and the budget is
+ * a rate ...
  */
 #define RATE_TAU_S 10.0
+/*
+ * ... and over this long as it falls: starts come in storms (a deployment
+ * restarting its pods, a cron minute), and the quiet between two storms is
+ * not a lower rate. Fallen at the rising pace, the rate would bring the
+ * functions a storm shed back in time for the next one, a relink each way.
+ */
+#define RATE_FALL_TAU_S 60.0
 /*
  * A library no process maps now may be mapped by the next one to start:
  * one start must fit in a second's allowance, as a burst of calls must
@@ -124,17 +132,22 @@ bool install_cost__calibrate(struct install_cost *c, const struct session *s, co
 
 void install_cost__update(struct install_cost *c, const struct session *s, double now)
 {
+	if (c->counting && !session__read_mappings(s, c->scratch))
+		install_cost__count(c, c->scratch, now);
+}
+
+void install_cost__count(struct install_cost *c, const uint64_t *mappings, double now)
+{
 	double dt = now - c->t;
 
-	if (!c->counting || session__read_mappings(s, c->scratch))
-		return;
 	for (size_t k = 0; k < c->nr_libs; k++) {
-		double d = (double)(c->scratch[k] - c->mappings[k]);
+		double d = (double)(mappings[k] - c->mappings[k]);
 
 		if (c->t > 0 && dt > 0)
-			c->rate[k] += (d / dt - c->rate[k]) * -expm1(-dt / RATE_TAU_S);
-		c->total += c->scratch[k] - c->mappings[k];
-		c->mappings[k] = c->scratch[k];
+			c->rate[k] += (d / dt - c->rate[k]) *
+				      -expm1(-dt / (d / dt > c->rate[k] ? RATE_TAU_S : RATE_FALL_TAU_S));
+		c->total += mappings[k] - c->mappings[k];
+		c->mappings[k] = mappings[k];
 	}
 	c->t = now;
 }

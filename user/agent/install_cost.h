@@ -43,6 +43,8 @@ bool install_cost__calibrate(struct install_cost *c, const struct session *s, co
 			     size_t *funcs, double *map_ns);
 /* The mappings since the last update, into the rates. */
 void install_cost__update(struct install_cost *c, const struct session *s, double now);
+/* The same from each library's mappings so far, read at now (pure: the unit tests' way in). */
+void install_cost__count(struct install_cost *c, const uint64_t *mappings, double now);
 /*
  * What each linked function of library lib costs per second now (ns/s):
  * its mapping rate, one a second at least (the next process to start pays
