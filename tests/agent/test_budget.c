@@ -108,7 +108,8 @@ static void test_return_waits_for_room(void **state)
 static void test_return_prefers_called_to_idle(void **state)
 {
 	double cost[] = { 2, 2, 2, 12, 17 };	/* idle, idle, idle, called, called */
-	bool called[] = { false, false, false, true, true };
+	unsigned char called[] = { BUDGET_KEEP_IDLE, BUDGET_KEEP_IDLE, BUDGET_KEEP_IDLE, BUDGET_KEEP_CALLED,
+				   BUDGET_KEEP_CALLED };
 	bool sampled[] = { true, true, true, true, true };
 	struct budget_plan p;
 
@@ -137,14 +138,15 @@ static void test_shed_takes_idle_before_called(void **state)
 {
 	enum { N = 32 };
 	double cost[N];
-	bool called[N] = {}, sampled[N] = {};
+	unsigned char called[N] = {};
+	bool sampled[N] = {};
 	struct budget_plan p;
 	size_t idle_out = 0;
 
 	(void)state;
 	cost[0] = 60;		/* hot: above the floor (2), it goes whatever it is */
 	cost[1] = 1.9;		/* called, rarely */
-	called[0] = called[1] = true;
+	called[0] = called[1] = BUDGET_KEEP_CALLED;
 	for (size_t i = 2; i < N; i++)
 		cost[i] = 1.8;	/* idle: their install alone */
 	/* 60 + 1.9 + 30 * 1.8 = 115.9: the hot one, then idle ones until at most 50 is left. */

@@ -36,7 +36,8 @@ struct storm {
 	double base_ns, rate;
 	uint64_t mappings, seen;
 	double cost[NR_FUNCS];
-	bool sampled[NR_FUNCS], held[NR_FUNCS], called[NR_FUNCS];
+	bool sampled[NR_FUNCS], held[NR_FUNCS];
+	unsigned char keep[NR_FUNCS];
 	double sampled_since[NR_FUNCS];
 	struct budget_plan plan;
 	int relinks;
@@ -52,7 +53,7 @@ static void storm_init(struct storm *s)
 	s->inst.rate = &s->rate;
 	s->inst.mappings = &s->seen;
 	for (size_t i = 0; i < NR_CALLED; i++)
-		s->called[i] = true;
+		s->keep[i] = BUDGET_KEEP_CALLED;
 }
 
 /* One refresh at now, with the library mapped mappings times so far: as plan_budget() does it. */
@@ -66,7 +67,7 @@ static void refresh(struct storm *s, double now)
 		s->held[i] = s->sampled[i] && now - s->sampled_since[i] < HOLD_S;
 		before[i] = s->sampled[i];
 	}
-	budget_decide(&opts, s->cost, s->sampled, s->held, s->called, NR_FUNCS, &s->plan);
+	budget_decide(&opts, s->cost, s->sampled, s->held, s->keep, NR_FUNCS, &s->plan);
 	if (!s->plan.changed)
 		return;
 	s->relinks++;

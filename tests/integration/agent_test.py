@@ -727,6 +727,7 @@ def test_agent_bad_input():
             ([], {"DLPROF_AGENT_LIBS": LIB, "DLPROF_AGENT_MAX_SERIES": "1"}, 2, "DLPROF_AGENT_MAX_SERIES"),
             (["--lib", LIB, "--listen", "999.1.1.1:" + port], {}, 1, "listen"),
             (["--lib", "/nonexistent/libnothing.so", "--listen", "127.0.0.1:" + port], {}, 1, "libnothing"),
+            (["--lib", LIB, "--exact", "dlt_no_such*", "--listen", "127.0.0.1:" + port], {}, 1, "--exact"),
             (["--lib", LIB, "--listen", "127.0.0.1:" + busy_port], {}, 1, "127.0.0.1:" + busy_port)):
         rc_got, lines = agent_error(args, env={**os.environ, **env})
         check(rc_got == rc, f"{args} {env}: exit {rc_got}, want {rc}: {lines}")

@@ -192,5 +192,20 @@ def test_agent_tls_server_named_functions_exact():
         check(abs(shown / made - 1) <= 0.05, f"{fn}: series {shown:.0f} against {made} requests: {log[-3000:]}")
 
 
+@modes("session")
+def test_agent_tls_server_exact_functions_rest_sampled():
+    """The same server and budget on all of libssl and libcrypto, the per-request functions
+    named with --exact: in the links from the first plan on, their series match the server's
+    count of requests within 5%, while the rest of the libraries is still there, most of it
+    sampled (docs/agent.md, "--exact GLOB")."""
+    rows, log = profile_server(["--exact", ",".join(PER_REQUEST)])
+    for fn, (shown, made, sampled, relinked, err) in rows.items():
+        check(not sampled, f"{fn}: sampled, named with --exact: {log[-3000:]}")
+        check(abs(shown / made - 1) <= 0.05, f"{fn}: series {shown:.0f} against {made} requests: {log[-3000:]}")
+    plans = re.findall(r"event=budget sampled=(\d+) attached=(\d+)", log)
+    check(plans and int(plans[-1][0]) > 1000, f"the rest of the libraries not sampled: {plans[-3:]}")
+    print(f"last plan: {plans[-1][0]} functions sampled, {plans[-1][1]} attached")
+
+
 if __name__ == "__main__":
     sys.exit(itest.run(globals()))

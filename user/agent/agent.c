@@ -186,6 +186,8 @@ static int start_profile(struct agent *a)
 			.min_duty = MIN_DUTY,
 			.max_duty = MAX_DUTY,
 		},
+		.exact = o->exact,
+		.nr_exact = o->nr_exact,
 		.trap_ns = trap_ns(),
 		.series_grace_s = o->series_grace_s,
 		.callers = o->callers,

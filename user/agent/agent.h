@@ -30,6 +30,8 @@ struct agent_opts {
 	const char *listen;		/* ADDR:PORT */
 	double max_overhead_pct;	/* of one CPU */
 	bool no_budget;
+	char *const *exact;		/* --exact globs */
+	size_t nr_exact;
 	long max_series;
 	double refresh_s;
 	double series_grace_s;		/* a removed container's series stay this long */

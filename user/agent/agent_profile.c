@@ -11,6 +11,7 @@
  * check between refreshes (profile_trip.c) are state machines of their own.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,11 +423,12 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 		p->cost[i] = p->fs[i].cost_ns_per_s + install_cost__per_func(&p->inst, t->funcs[i].lib);
 		p->plan[i] = p->fs[i].sampled;
 		/* Seen called, in the links or a window (a sampled one's cost decays, never to 0). */
-		p->called[i] = p->fs[i].cost_ns_per_s > 0;
+		p->keep[i] = p->fs[i].named		    ? BUDGET_KEEP_NAMED :
+			     p->fs[i].cost_ns_per_s > 0 ? BUDGET_KEEP_CALLED : BUDGET_KEEP_IDLE;
 		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
 						  !p->fs[i].measured);
 	}
-	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->called, p->n, &p->bplan);
+	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->keep, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
 	if (!p->bplan.changed)
 		return 0;
@@ -682,6 +684,32 @@ static bool kubelet_lookup(void *ctx, const char *uid, struct k8s_meta *m)
 	return true;
 }
 
+/* --exact: the functions each glob names, among those profiled; a glob that names none is an error. */
+static int mark_named(struct agent_profile *p, char *err, size_t err_sz)
+{
+	const struct probe_table *t = session__table(p->s);
+
+	for (size_t g = 0; g < p->o.nr_exact; g++) {
+		const char *glob = p->o.exact[g];
+		size_t found = 0;
+
+		for (size_t i = 0; i < p->n; i++) {
+			const struct probe_func *f = &t->funcs[i];
+
+			if (fnmatch(glob, f->name, 0) && (!f->demangled || fnmatch(glob, f->demangled, 0)))
+				continue;
+			p->fs[i].named = true;
+			found++;
+		}
+		if (!found) {
+			snprintf(err, err_sz, "--exact: '%s' names none of the functions profiled (dlprof-bpf list --lib "
+				 "LIB shows them; --func and --exclude narrow them)", glob);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
 static int setup(struct agent_profile *p, char *err, size_t err_sz)
 {
 	struct session_opts so = {
@@ -727,9 +755,9 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	p->mask = calloc(p->n, sizeof(*p->mask));
 	p->plan = calloc(p->n, sizeof(*p->plan));
 	p->cost = calloc(p->n, sizeof(*p->cost));
-	p->called = calloc(p->n, sizeof(*p->called));
+	p->keep = calloc(p->n, sizeof(*p->keep));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->called || !p->hist)
+	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->keep || !p->hist)
 		return -ENOMEM;
 	ret = windows__init(p);
 	if (!ret)
@@ -740,6 +768,9 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		p->fs[i].measured = !p->o.budget_on;
 		p->fs[i].cls = session__table(p->s)->funcs[i].stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
 	}
+	ret = mark_named(p, err, err_sz);
+	if (ret)
+		return ret;
 	ret = session__start(p->s, &cmd_failed, err, err_sz);
 	if (ret && !err[0])
 		snprintf(err, err_sz, "cannot attach: %s", strerror(-ret));
@@ -888,7 +919,7 @@ void agent_profile__free(struct agent_profile *p)
 	calib__free(&p->calib);
 	free(p->plan);
 	free(p->cost);
-	free(p->called);
+	free(p->keep);
 	free(p->hist);
 	install_cost__free(&p->inst);
 	free(p);

@@ -27,6 +27,8 @@ struct agent_profile_opts {
 	const struct kubelet_client_opts *kubelet;	/* the pod list's source; NULL: the containers' files only */
 	bool budget_on;
 	struct budget_opts budget;
+	char *const *exact;		/* --exact globs: functions the budget keeps linked before the others */
+	size_t nr_exact;
 	double trap_ns;			/* > 0: the kernel's part of a probed call, for every class; 0: calibrated */
 	double series_grace_s;		/* a removed container's series stay exposed this long */
 	long callers;			/* the caller label: named callers per function; -1: all; 0: no label */

@@ -25,65 +25,75 @@ static double exact_cost(const double *cost, const bool *sampled, size_t n)
 	return sum;
 }
 
+static unsigned int keep_of(const unsigned char *keep, size_t i)
+{
+	return keep ? keep[i] : BUDGET_KEEP_IDLE;
+}
+
 /*
- * Over budget: sample every function that costs more than the shed floor,
- * the costliest first, then the idle ones, then the called ones, each the
- * costliest first, until the rest fits the target. Below the floor a
- * function is cheap whatever it is; what it loses sampled is not: an idle
- * one's series is 0 either way, a called one's becomes an estimate (a
- * storm of process starts makes every linked function dearer by its
- * install alone, and cost alone would sample the rare called ones first).
+ * Over budget: sample every function that costs more than the shed floor
+ * and is not named, the costliest first, then the others one class at a
+ * time, the lowest first, each the costliest first, until the rest fits
+ * the target. Below the floor a function is cheap whatever it is; what it
+ * loses sampled is not: an idle one's series is 0 either way, a called
+ * one's becomes an estimate (a storm of process starts makes every linked
+ * function dearer by its install alone, and cost alone would sample the
+ * rare called ones first), a named one's was asked for exact.
  */
 static bool shed(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
-		 const bool *called)
+		 const unsigned char *keep)
 {
 	double exact = exact_cost(cost, sampled, n), floor = o->budget_ns_per_s * BUDGET_SHED_FLOOR;
 	bool changed = false;
 
 	if (exact <= o->budget_ns_per_s)
 		return false;
-	for (int tier = 0; tier <= 2; tier++) {
+	for (size_t k = 0; k < n && r[k].cost > floor; k++) {
+		size_t i = r[k].i;
+
+		if (sampled[i] || keep_of(keep, i) == BUDGET_KEEP_NAMED)
+			continue;
+		sampled[i] = true;
+		exact -= r[k].cost;
+		changed = true;
+	}
+	for (unsigned int class = BUDGET_KEEP_IDLE; class <= BUDGET_KEEP_NAMED; class++) {
 		for (size_t k = 0; k < n && r[k].cost > 0; k++) {
 			size_t i = r[k].i;
-			bool over = r[k].cost > floor;
 
-			if (tier == 0 && !over)
-				break;
-			if (tier > 0 && exact <= o->budget_ns_per_s * BUDGET_TARGET)
+			if (exact <= o->budget_ns_per_s * BUDGET_TARGET)
 				return changed;
-			if (sampled[i] || (tier > 0 && (over || (called && called[i] != (tier == 2)))))
+			if (sampled[i] || keep_of(keep, i) != class)
 				continue;
 			sampled[i] = true;
 			exact -= r[k].cost;
 			changed = true;
 		}
-		if (!called && tier == 1)
-			break;	/* one tier below the floor: all went by cost alone */
 	}
 	return changed;
 }
 
 /*
- * Room to spare: sampled functions go back into the links, the called ones
- * first, then the idle ones, each the cheapest first. A called function's
- * series is the one a window estimates, the less well the rarer its calls
- * (a window a few seconds apart sees none of a 30-a-second function's
- * calls, or one); an idle one's series is 0 either way. Cheapest first
- * would always prefer the idle ones, since they cost their install alone.
+ * Room to spare: sampled functions go back into the links, the highest
+ * class first, each the cheapest first. A called function's series is the
+ * one a window estimates, the less well the rarer its calls (a window a
+ * few seconds apart sees none of a 30-a-second function's calls, or one);
+ * an idle one's is 0 either way. Cheapest first would always prefer the
+ * idle ones, since they cost their install alone.
  */
 static bool restore(const struct budget_opts *o, const struct ranked *r, size_t n, const double *cost, bool *sampled,
-		    const bool *held, const bool *called)
+		    const bool *held, const unsigned char *keep)
 {
 	double exact = exact_cost(cost, sampled, n);
 	bool changed = false;
 
 	if (exact >= o->budget_ns_per_s * BUDGET_RETURN_BELOW)
 		return false;
-	for (int idle = 0; idle <= 1; idle++) {
+	for (int class = BUDGET_KEEP_NAMED; class >= BUDGET_KEEP_IDLE; class--) {
 		for (size_t k = n; k-- > 0;) {
 			size_t i = r[k].i;
 
-			if (!sampled[i] || (held && held[i]) || (called && called[i] == idle))
+			if (!sampled[i] || (held && held[i]) || keep_of(keep, i) != (unsigned int)class)
 				continue;
 			if (exact + r[k].cost > o->budget_ns_per_s * BUDGET_RETURN)
 				break;
@@ -91,14 +101,12 @@ static bool restore(const struct budget_opts *o, const struct ranked *r, size_t 
 			exact += r[k].cost;
 			changed = true;
 		}
-		if (!called)
-			break;	/* one tier: all went by cost alone */
 	}
 	return changed;
 }
 
 void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
-		   const bool *called, size_t n, struct budget_plan *p)
+		   const unsigned char *keep, size_t n, struct budget_plan *p)
 {
 	struct ranked *r = calloc(n ?: 1, sizeof(*r));
 	double left;
@@ -108,9 +116,9 @@ void budget_decide(const struct budget_opts *o, const double *cost, bool *sample
 		for (size_t i = 0; i < n; i++)
 			r[i] = (struct ranked){ cost[i], i };
 		qsort(r, n, sizeof(*r), by_cost_desc);
-		p->changed = shed(o, r, n, cost, sampled, called);
+		p->changed = shed(o, r, n, cost, sampled, keep);
 		if (!p->changed)
-			p->changed = restore(o, r, n, cost, sampled, held, called);
+			p->changed = restore(o, r, n, cost, sampled, held, keep);
 		free(r);
 	}
 	for (size_t i = 0; i < n; i++) {

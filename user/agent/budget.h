@@ -32,13 +32,24 @@ struct budget_plan {
 };
 
 /*
+ * What keeping a function in the links is worth, besides its cost: the
+ * shed takes the lower classes first, the return brings the higher first.
+ */
+enum budget_keep {
+	BUDGET_KEEP_IDLE,		/* never seen called: its series is 0 linked or not */
+	BUDGET_KEEP_CALLED,		/* sampled, its series becomes an estimate */
+	BUDGET_KEEP_NAMED,		/* --exact: the operator wants its series exact */
+};
+
+/*
  * Decide from cost[i] (n functions) and the current sampled[i], updated in
- * place. Over budget, the costliest functions are sampled until the rest
- * costs at most BUDGET_TARGET of it (below BUDGET_SHED_FLOOR, those that
- * called[i] marks after the others); a sampled function returns to the
- * links only when it fits under BUDGET_RETURN and held[i] (NULL: none)
- * is false (hysteresis: relinking costs a gap, so the set does not flap),
- * those that called[i] marks (NULL: all alike) before the others.
+ * place. Over budget, functions are sampled until the rest costs at most
+ * BUDGET_TARGET of it: every one above BUDGET_SHED_FLOOR not named, then
+ * the rest by keep[i] (NULL: all alike), the lowest class first, each
+ * class the costliest first. A sampled function returns to the links only
+ * when it fits under BUDGET_RETURN and held[i] (NULL: none) is false
+ * (hysteresis: relinking costs a gap, so the set does not flap), the
+ * highest class first, each the cheapest first.
  */
 /* Half the budget stays for the sampling windows: they say what the sampled functions do. */
 #define BUDGET_TARGET 0.5
@@ -58,6 +69,6 @@ struct budget_plan {
  */
 #define BUDGET_SHED_FLOOR 0.02
 void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
-		   const bool *called, size_t n, struct budget_plan *p);
+		   const unsigned char *keep, size_t n, struct budget_plan *p);
 
 #endif /* DLPROF_AGENT_BUDGET_H */

@@ -34,6 +34,7 @@ struct func_state {
 	bool measured;			/* its cost is known: from the links, or a window */
 	bool unpublished;		/* called since its exact series was last brought up to date */
 	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
+	bool named;			/* --exact: in the links before any other, while it fits */
 	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
 };
 
@@ -51,7 +52,7 @@ struct agent_profile {
 	bool *mask;			/* scratch: which functions a link set holds */
 	double *cost;			/* scratch: budget input */
 	bool *plan;			/* scratch: budget output */
-	bool *called;			/* scratch: budget input */
+	unsigned char *keep;		/* scratch: budget input (enum budget_keep) */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
 	struct budget_plan bplan;
 	struct agent_profile_stats st;

@@ -119,6 +119,11 @@ static int on_func(struct profile_opts *o, const char *arg, char *err, size_t er
 	return push_split_names(&o->funcs, arg, "func", err, err_sz);
 }
 
+static int on_exact(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
+{
+	return push_split_names(&o->exact, arg, "exact", err, err_sz);
+}
+
 static int on_cgroup(struct profile_opts *o, const char *arg, char *err, size_t err_sz)
 {
 	if (!*arg)
@@ -480,6 +485,7 @@ static const struct cli_option options[] = {
 	{ CLI_SELECTING, "verbose", 'v', NULL, "say more (libbpf's messages too with -vv)", on_verbose, 0 },
 	{ CLI_AGENT, "listen", 0, "ADDR:PORT", "serve /metrics and /healthz there (default 127.0.0.1:9464)", on_listen, 0 },
 	{ CLI_AGENT, "max-overhead", 0, "PCT", "keep the probes' cost under PCT percent of one CPU (default 1) by sampling the costliest functions; off: probe everything always", on_max_overhead, 0 },
+	{ CLI_AGENT, "exact", 0, "GLOB", "keep the functions matching GLOB in the links, exact, before any other while the budget allows; repeatable, comma-separated", on_exact, 0 },
 	{ CLI_AGENT, "max-series", 0, "N", "at most N label sets of function series; the least active are folded into one (default 2000)", on_max_series, 0 },
 	{ CLI_AGENT, "refresh", 0, "SECONDS", "how often the metrics are read and the budget evaluated (default 1)", on_refresh, 0 },
 	{ CLI_AGENT, "series-grace", 0, "SECONDS", "keep a removed container's series this long, then drop them (default 300)", on_series_grace, 0 },
@@ -710,6 +716,7 @@ void cli_opts_free(struct profile_opts *opts)
 	str_list_free(&opts->libs);
 	str_list_free(&opts->funcs);
 	str_list_free(&opts->excludes);
+	str_list_free(&opts->exact);
 	str_list_free(&opts->cgroups);
 	str_list_free(&opts->containers);
 }

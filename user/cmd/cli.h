@@ -49,6 +49,7 @@ struct profile_opts {
 	struct str_list libs;		/* --lib */
 	struct str_list funcs;		/* --func: include globs (none: every function) */
 	struct str_list excludes;	/* --exclude */
+	struct str_list exact;		/* agent --exact: functions the budget keeps linked first */
 	struct str_list cgroups;	/* --cgroup: cgroup v2 paths as given */
 	struct str_list containers;	/* --container: container id prefixes */
 	pid_t pids[TARGET_PIDS_MAX];	/* -p, in order given */

@@ -37,7 +37,7 @@ static const struct command commands[] = {
 	  "a recorded trace for other tools: Perfetto's timeline, flame graphs" },
 	{ "list", CLI_LIST, cmd_list, "list --lib LIB [--func GLOB] [--exclude GLOB] [-p PID] [--placement auto|entry] [--unwind auto|unsafe] [--attach MODE] [--no-demangle] [--json]",
 	  "each function's probe class (emulated, single-stepped, entry-only) and what its probes cost (docs/list.md)" },
-	{ "agent", CLI_AGENT, cmd_agent, "agent --lib LIB [--lib LIB2 ...] [--func GLOB] [--exclude GLOB] [--container ID] [--cgroup PATH] [--listen ADDR:PORT] [--max-overhead PCT] [--max-series N]",
+	{ "agent", CLI_AGENT, cmd_agent, "agent --lib LIB [--lib LIB2 ...] [--func GLOB] [--exclude GLOB] [--container ID] [--cgroup PATH] [--listen ADDR:PORT] [--max-overhead PCT] [--exact GLOB] [--max-series N]",
 	  "run as a node agent: Prometheus /metrics and /healthz, an overhead budget (docs/agent.md)" },
 };
 
