@@ -165,6 +165,54 @@ static void test_shed_takes_idle_before_called(void **state)
 	assert_true(sampled[0] && sampled[1]);
 }
 
+/*
+ * --exact: a named function leaves the links last, above the shed floor
+ * too, as long as the others make room; alone over the budget it goes all
+ * the same; sampled, it comes back before the others.
+ */
+static void test_named_shed_last_and_returned_first(void **state)
+{
+	double cost[] = { 30, 40, 20, 1.5 };	/* named, called, called, idle */
+	unsigned char keep[] = { BUDGET_KEEP_NAMED, BUDGET_KEEP_CALLED, BUDGET_KEEP_CALLED, BUDGET_KEEP_IDLE };
+	bool sampled[4] = {};
+	double hot[] = { 150, 40, 20, 1.5 };
+	struct budget_plan p;
+
+	(void)state;
+	/* 91.5 fits; 15 more from the named one (a storm, a busier hour) does not: the others go. */
+	cost[0] = 45;
+	budget_decide(&opts, cost, sampled, NULL, keep, 4, &p);
+	assert_true(p.changed);
+	assert_false(sampled[0]);
+	assert_true(sampled[1] && sampled[2]);
+	/* 46.5 left, under the target (50): the idle one stays. */
+	assert_false(sampled[3]);
+	/* By cost alone the named one goes with them. */
+	for (size_t i = 0; i < 4; i++)
+		sampled[i] = false;
+	budget_decide(&opts, cost, sampled, NULL, NULL, 4, &p);
+	assert_true(sampled[0]);
+	for (size_t i = 0; i < 4; i++)
+		sampled[i] = false;
+	/* A named function that alone costs more than the budget. */
+	budget_decide(&opts, hot, sampled, NULL, keep, 4, &p);
+	assert_true(sampled[0] && sampled[1] && sampled[2] && sampled[3]);
+	/* Room again for one of 25 and 6 under the return's 30: the named one, though the idle one is cheaper. */
+	cost[0] = 25;
+	cost[1] = cost[2] = 100;
+	cost[3] = 6;
+	for (size_t i = 0; i < 4; i++)
+		sampled[i] = true;
+	budget_decide(&opts, cost, sampled, NULL, keep, 4, &p);
+	assert_false(sampled[0]);
+	assert_true(sampled[1] && sampled[2] && sampled[3]);
+	/* By cost alone: the idle one. */
+	for (size_t i = 0; i < 4; i++)
+		sampled[i] = true;
+	budget_decide(&opts, cost, sampled, NULL, NULL, 4, &p);
+	assert_true(sampled[0] && !sampled[3]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_return_waits_for_room),
 		cmocka_unit_test(test_return_prefers_called_to_idle),
 		cmocka_unit_test(test_shed_takes_idle_before_called),
+		cmocka_unit_test(test_named_shed_last_and_returned_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
