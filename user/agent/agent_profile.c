@@ -327,15 +327,17 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 
 		if (to_sample[i] == fs->sampled)
 			continue;
+		/* Its cost as the side it leaves saw it, until the other reads it. */
 		if (to_sample[i]) {
 			fs->sampled_since = now;
-			fs->covered_until = now;
+			windows__sampled_from(&p->win, i, now, fs->link_cost_ns_per_s);
 		} else {
 			fs->linked_since = now;
+			fs->link_cost_ns_per_s = p->win.fn[i].cost_ns_per_s;
 		}
 		if (p->o.verbose && !profile_read_raw(p, i, &v, &f))
 			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
-				  fs->cost_ns_per_s / 1e6);
+				  profile_cost(p, i) / 1e6);
 		fs->sampled = to_sample[i];
 	}
 	return ret;
@@ -420,13 +422,13 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 
 	for (size_t i = 0; i < p->n; i++) {
 		/* Linked, it also costs every process that maps its library, called or not. */
-		p->cost[i] = p->fs[i].cost_ns_per_s + install_cost__per_func(&p->inst, t->funcs[i].lib);
+		p->cost[i] = profile_cost(p, i) + install_cost__per_func(&p->inst, t->funcs[i].lib);
 		p->plan[i] = p->fs[i].sampled;
 		/* Seen called, in the links or a window (a sampled one's cost decays, never to 0). */
 		p->keep[i] = p->fs[i].named		    ? BUDGET_KEEP_NAMED :
-			     p->fs[i].cost_ns_per_s > 0 ? BUDGET_KEEP_CALLED : BUDGET_KEEP_IDLE;
+			     profile_cost(p, i) > 0	 ? BUDGET_KEEP_CALLED : BUDGET_KEEP_IDLE;
 		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
-						  !p->fs[i].measured);
+						  !p->win.fn[i].measured);
 	}
 	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->keep, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
@@ -489,12 +491,12 @@ static int read_costs(struct agent_profile *p, double now, double since)
 		if (fs->sampled)
 			continue;
 		if (p->calls[i] == fs->last_calls) {
-			fs->cost_ns_per_s = 0;
+			fs->link_cost_ns_per_s = 0;
 			continue;
 		}
 		fs->unpublished = true;
 		if (dt > 0)
-			fs->cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * profile_call_ns(p, i);
+			fs->link_cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * profile_call_ns(p, i);
 		new_calls += (double)(p->calls[i] - fs->last_calls);
 		trap_calls += (double)(p->calls[i] - fs->last_calls) * p->trap_ns[fs->cls];
 		fs->last_calls = p->calls[i];
@@ -765,7 +767,6 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {
-		p->fs[i].measured = !p->o.budget_on;
 		p->fs[i].cls = session__table(p->s)->funcs[i].stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
 	}
 	ret = mark_named(p, err, err_sz);
@@ -830,7 +831,7 @@ static void start_cold(struct agent_profile *p, double now)
 	for (size_t i = 0; i < p->n; i++) {
 		p->fs[i].sampled = true;
 		p->fs[i].sampled_since = -INFINITY;
-		p->fs[i].covered_until = now;
+		windows__sampled_from(&p->win, i, now, 0);
 	}
 	p->bplan.nr_sampled = p->n;
 	p->st.sampled = p->n;

@@ -66,13 +66,13 @@ static void calib_judge(struct agent_profile *p)
 	bool any_costly = false;
 
 	for (size_t i = 0; i < p->n; i++)
-		if (in[i] && p->fs[i].cost_ns_per_s > costly)
+		if (in[i] && p->win.fn[i].cost_ns_per_s > costly)
 			any_costly = true;
 	for (size_t i = 0; i < p->n; i++) {
 		if (!in[i] || !c->todo[i])
 			continue;
 		c->passes[i]++;
-		if (any_costly && p->fs[i].cost_ns_per_s <= costly && c->passes[i] < CALIB_PASSES)
+		if (any_costly && p->win.fn[i].cost_ns_per_s <= costly && c->passes[i] < CALIB_PASSES)
 			continue;
 		c->todo[i] = false;
 		c->left--;

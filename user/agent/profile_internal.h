@@ -5,8 +5,12 @@
  * keeps its own state in its own struct and file: the cold start's
  * batches (profile_calib.h), the sampling windows (profile_windows.h),
  * the scans of idle sampled functions (profile_scans.h) and the cheap
- * check between refreshes (profile_trip.h). Only agent/profile_*.c and
- * agent_profile.c include this.
+ * check between refreshes (profile_trip.h). A function's own state is
+ * split the same way: struct func_state is agent_profile.c's (linked or
+ * sampled, and its cost as the links read it), struct window_func the
+ * windows' (their reading of its cost, how far its sampled series
+ * reach), started by windows__sampled_from() when it leaves the links.
+ * Only agent/profile_*.c and agent_profile.c include this.
  */
 #ifndef DLPROF_AGENT_PROFILE_INTERNAL_H
 #define DLPROF_AGENT_PROFILE_INTERNAL_H
@@ -27,13 +31,10 @@
 struct func_state {
 	bool sampled;
 	uint64_t last_calls;		/* at the last tick */
-	struct series_values win0;	/* kernel totals when the open window began */
-	double covered_until;		/* its sampled series account for the time up to here */
 	double sampled_since;
 	double linked_since;		/* it last entered the links then: a row new since counts from there */
-	bool measured;			/* its cost is known: from the links, or a window */
 	bool unpublished;		/* called since its exact series was last brought up to date */
-	double cost_ns_per_s;		/* full-time probing cost, the budget's input */
+	double link_cost_ns_per_s;	/* full-time probing cost, from the links' calls (windows': profile_cost) */
 	bool named;			/* --exact: in the links before any other, while it fits */
 	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
 };
@@ -90,6 +91,12 @@ void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id
 /* a = a + k * (b - c), field by field (timed is kept from b). */
 void series_add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
 			    double k);
+/* What probing function i full time costs per second: the links' reading of it, or its windows'. */
+static inline double profile_cost(const struct agent_profile *p, size_t i)
+{
+	return p->fs[i].sampled ? p->win.fn[i].cost_ns_per_s : p->fs[i].link_cost_ns_per_s;
+}
+
 /* What probing function i costs per call: its class's trap and the programs' time. */
 double profile_call_ns(const struct agent_profile *p, size_t i);
 

@@ -24,9 +24,9 @@
  */
 #define SCAN_BURST_GAP_S 120.0
 
-bool scans__idle(const struct func_state *fs)
+bool scans__idle(const struct agent_profile *p, size_t i)
 {
-	return fs->sampled && fs->cost_ns_per_s <= 0;
+	return p->fs[i].sampled && p->win.fn[i].cost_ns_per_s <= 0;
 }
 
 /* A process mapped a probed library: one turn of scans over the idle functions at the idle rate. */
@@ -36,7 +36,7 @@ static void start_burst(struct agent_profile *p, double now)
 	size_t idle = 0;
 
 	for (size_t i = 0; i < p->n; i++)
-		idle += scans__idle(&p->fs[i]);
+		idle += scans__idle(p, i);
 	sc->burst = (idle + IDLE_SLICE - 1) / IDLE_SLICE;
 	sc->burst_t = now;
 	sc->mappings = p->inst.total;
@@ -77,7 +77,7 @@ static size_t scan_pick(struct agent_profile *p, bool *in)
 	for (size_t k = 0; k < p->n && funcs < IDLE_SLICE; k++) {
 		size_t i = (from + k) % p->n;
 
-		if (!scans__idle(&p->fs[i]))
+		if (!scans__idle(p, i))
 			continue;
 		in[i] = true;
 		funcs++;

@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 struct agent_profile;
-struct func_state;
 
 struct profile_scans {
 	double next;			/* the next scan may open then */
@@ -31,7 +30,7 @@ struct profile_scans {
 extern const struct window_kind scan_window;
 
 /* Sampled, and no window has seen it called: a scan's to look at, not the sampling windows'. */
-bool scans__idle(const struct func_state *fs);
+bool scans__idle(const struct agent_profile *p, size_t i);
 /* The mappings counted now: a burst when processes mapped the libraries since the last one. */
 void scans__mappings(struct agent_profile *p, double now);
 /* The mappings counted now are the baseline (the cold start's own bring no workload). */

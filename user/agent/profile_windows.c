@@ -200,9 +200,9 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	 * end: what it adds for the time since is counted as not steady.
 	 */
 	if (!rate_spread_add(&c->spread, (v->calls - base->calls) * k / span))
-		p->st.unsteady_calls += (v->calls - base->calls) * k * (w->close_t - p->fs[func].covered_until) / span;
+		p->st.unsteady_calls += (v->calls - base->calls) * k * (w->close_t - w->fn[func].covered_until) / span;
 	metrics_registry__set_error(p->reg, id, rate_spread_error(&c->spread));
-	series_add_scaled_diff(&c->est, v, base, k * (w->close_t - p->fs[func].covered_until) / span);
+	series_add_scaled_diff(&c->est, v, base, k * (w->close_t - w->fn[func].covered_until) / span);
 	c->rate = (struct series_values){};
 	series_add_scaled_diff(&c->rate, v, base, k / span);
 	c->rate_t = w->close_t;
@@ -233,7 +233,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {
-		struct func_state *fs = &p->fs[i];
+		struct window_func *wf = &w->fn[i];
 		struct series_values v;
 		struct func_profile f;
 
@@ -243,24 +243,24 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 		if (ret)
 			return ret;
 		if (start) {
-			fs->win0 = v;
+			wf->v0 = v;
 			continue;
 		}
 		if (span <= 0)
 			continue;
-		seen += v.calls - fs->win0.calls;
-		if (v.calls - fs->win0.calls > top) {
-			top = v.calls - fs->win0.calls;
+		seen += v.calls - wf->v0.calls;
+		if (v.calls - wf->v0.calls > top) {
+			top = v.calls - wf->v0.calls;
 			top_name = f.func;
 		}
-		fs->measured = true;
+		wf->measured = true;
 		/*
 		 * Measured in the windows when it could be, never below the
 		 * calibration: the kernel's ticks may read less.
 		 */
-		fs->cost_ns_per_s = fmax((v.calls - fs->win0.calls) / span * fmax(call_ns, profile_call_ns(p, i)),
-					 fs->cost_ns_per_s * exp2(-(now - fs->covered_until) / SAMPLED_COST_HALF_LIFE_S));
-		fs->covered_until = now;
+		wf->cost_ns_per_s = fmax((v.calls - wf->v0.calls) / span * fmax(call_ns, profile_call_ns(p, i)),
+					 wf->cost_ns_per_s * exp2(-(now - wf->covered_until) / SAMPLED_COST_HALF_LIFE_S));
+		wf->covered_until = now;
 	}
 	/*
 	 * Its bounds by the wall clock too, to be set against what a workload
@@ -301,7 +301,7 @@ static size_t sample_pick(struct agent_profile *p, bool *in)
 	size_t funcs = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
-		in[i] = p->fs[i].sampled && !scans__idle(&p->fs[i]);
+		in[i] = p->fs[i].sampled && !scans__idle(p, i);
 		funcs += in[i];
 	}
 	return funcs;
@@ -376,7 +376,7 @@ static double window_calls(struct agent_profile *p)
 		return -1;
 	for (size_t i = 0; i < p->n; i++)
 		if (p->win.in_window[i])
-			seen += (double)p->calls[i] - p->fs[i].win0.calls;
+			seen += (double)p->calls[i] - p->win.fn[i].v0.calls;
 	return seen;
 }
 
@@ -391,7 +391,7 @@ static double window_pair_ns(const struct agent_profile *p)
 	double seen = 0, pair_ns = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
-		double d = (double)p->calls[i] - p->fs[i].win0.calls;
+		double d = (double)p->calls[i] - p->win.fn[i].v0.calls;
 
 		if (!w->in_window[i] || d <= 0)
 			continue;
@@ -647,6 +647,12 @@ void windows__relinked(struct agent_profile *p)
 	p->win.next = fmax(p->win.next, mono_seconds() + WINDOW_BASELINE_S);
 }
 
+void windows__sampled_from(struct profile_windows *w, size_t i, double now, double cost_ns_per_s)
+{
+	w->fn[i].covered_until = now;
+	w->fn[i].cost_ns_per_s = cost_ns_per_s;
+}
+
 double windows__cpu_s(const struct agent_profile *p)
 {
 	return process_cpu_s() - p->win.cpu0;
@@ -664,11 +670,12 @@ int windows__init(struct agent_profile *p)
 	w->kind = &sample_window;
 	callers__init(&p->callers);
 	w->in_window = calloc(p->n, sizeof(*w->in_window));
+	w->fn = calloc(p->n ?: 1, sizeof(*w->fn));
 	session__all_calls_cpu(p->s, &w->nr_cpus);
 	/* Two rows: at the window's start, and at its end. */
 	w->cpu_calls = calloc(2 * w->nr_cpus + 1, sizeof(*w->cpu_calls));
 	w->cpu_win = calloc(w->nr_cpus + 1, sizeof(*w->cpu_win));
-	if (!w->in_window || !w->cpu_calls || !w->cpu_win)
+	if (!w->in_window || !w->fn || !w->cpu_calls || !w->cpu_win)
 		return -ENOMEM;
 	return 0;
 }
@@ -678,6 +685,7 @@ void windows__free(struct agent_profile *p)
 	session__links_free(p->s, p->win.links);
 	p->win.links = NULL;
 	free(p->win.in_window);
+	free(p->win.fn);
 	free(p->win.cpu_calls);
 	free(p->win.cpu_win);
 	callers__destroy(&p->callers);

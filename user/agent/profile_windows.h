@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "agent/metrics_registry.h"
 #include "agent/window_estimate.h"
 
 struct agent_profile;
@@ -39,6 +40,14 @@ struct window_cost_sums {
 	double win_sys, win_s;		/* ... in the windows */
 	double calls;			/* the windows' calls */
 	double windows;			/* how many */
+};
+
+/* What the windows know of each function, sampled: they alone write it (windows__sampled_from starts it). */
+struct window_func {
+	struct series_values v0;	/* kernel totals when the open window began */
+	double covered_until;		/* its sampled series account for the time up to here */
+	double cost_ns_per_s;		/* full-time probing cost, as its last window saw it, decaying since */
+	bool measured;			/* a window has seen it */
 };
 
 struct window_kind {
@@ -64,6 +73,7 @@ struct window_kind {
 };
 
 struct profile_windows {
+	struct window_func *fn;		/* per function */
 	const struct window_kind *kind;	/* of the open (or closing, or last) window */
 	bool *in_window;		/* its functions */
 	size_t funcs;			/* how many */
@@ -118,6 +128,8 @@ void windows__relinked(struct agent_profile *p);
 void windows__rebase(struct agent_profile *p);
 /* The agent's CPU time since the window began to open. */
 double windows__cpu_s(const struct agent_profile *p);
+/* Function i is sampled from now on, at the cost the links saw (0: none). */
+void windows__sampled_from(struct profile_windows *w, size_t i, double now, double cost_ns_per_s);
 /* The stats of a window that was not a scan, closed. */
 void windows__count(struct agent_profile *p, double t1);
 
