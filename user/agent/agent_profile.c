@@ -86,33 +86,6 @@ static void row_values(const struct func_profile *r, const struct func_stats *st
 		v->events[e] = (double)r->s.counters[e];
 }
 
-/* a = a + k * (b - c), field by field (timed is kept from b). */
-void series_add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
-			    double k)
-{
-	a->calls += k * (b->calls - c->calls);
-	a->timed = b->timed;
-	for (size_t j = 0; j < DURATION_BUCKETS; j++)
-		a->duration_le[j] += k * (b->duration_le[j] - c->duration_le[j]);
-	a->duration_sum_s += k * (b->duration_sum_s - c->duration_sum_s);
-	a->oncpu_s += k * (b->oncpu_s - c->oncpu_s);
-	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
-		a->events[e] += k * (b->events[e] - c->events[e]);
-}
-
-/* a = max(a, b), field by field: a counter that never goes back. */
-static void raise_to(struct series_values *a, const struct series_values *b)
-{
-	a->calls = fmax(a->calls, b->calls);
-	a->timed = b->timed;
-	for (size_t j = 0; j < DURATION_BUCKETS; j++)
-		a->duration_le[j] = fmax(a->duration_le[j], b->duration_le[j]);
-	a->duration_sum_s = fmax(a->duration_sum_s, b->duration_sum_s);
-	a->oncpu_s = fmax(a->oncpu_s, b->oncpu_s);
-	for (size_t e = 0; e < DLPROF_MAX_EVENTS; e++)
-		a->events[e] = fmax(a->events[e], b->events[e]);
-}
-
 /*
  * A cell's sampled series at now: its estimate up to the last window, run
  * on at that window's rate, so that a scrape between two windows (their
@@ -121,11 +94,7 @@ static void raise_to(struct series_values *a, const struct series_values *b)
  */
 void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id, double now)
 {
-	struct series_values x = c->est, zero = {};
-
-	if (c->rate_t > 0 && now > c->rate_t)
-		series_add_scaled_diff(&x, &c->rate, &zero, now - c->rate_t);
-	raise_to(&c->shown, &x);
+	sampled_cell__show(c, now);
 	metrics_registry__set(p->reg, id, &c->shown);
 }
 
@@ -235,15 +204,9 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 	if (p->fs[func].sampled) {
 		series_add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
 		/* Back into the links: its sampled series ends where its estimate has run to. */
+		sampled_cell__enter_links(c, v, p->last_read);
 		if (c->sampled_id >= 0)
-			profile_show_sampled(p, c, c->sampled_id, mono_seconds());
-		c->est = c->shown;
-		c->rate = (struct series_values){};
-		c->rate_t = 0;
-		c->moved_rate = 0;
-		/* The links' rate is counted from here. */
-		c->pub = *v;
-		c->pub_t = p->last_read;
+			metrics_registry__set(p->reg, c->sampled_id, &c->shown);
 		return 0;
 	}
 	/*
@@ -258,13 +221,7 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 		c->pub = (struct series_values){};
 		c->pub_t = p->fs[func].linked_since;
 	}
-	if (c->pub_t > 0 && p->last_read > c->pub_t && v->calls > c->pub.calls) {
-		c->est = c->shown;
-		c->rate = (struct series_values){};
-		series_add_scaled_diff(&c->rate, v, &c->pub, 1 / (p->last_read - c->pub_t));
-		c->rate_t = p->last_read;
-		c->moved_rate = c->rate.calls;
-	}
+	sampled_cell__leave_links(c, v, p->last_read);
 	ret = publish_row(p, func, c, grp, r, v);
 	if (ret)
 		return ret;

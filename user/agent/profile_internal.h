@@ -24,6 +24,7 @@
 #include "agent/profile_scans.h"
 #include "agent/profile_trip.h"
 #include "agent/profile_windows.h"
+#include "agent/sampled_cell.h"
 #include "model/probe_class.h"
 #include "probe/relink.h"
 #include "probe/session.h"
@@ -88,9 +89,6 @@ long profile_sampled_series(struct agent_profile *p, struct group_cell *c, const
 			    const struct func_profile *r);
 /* The cell's sampled series shown at now: its estimate run on at its last window's rate. */
 void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id, double now);
-/* a = a + k * (b - c), field by field (timed is kept from b). */
-void series_add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
-			    double k);
 /* What probing function i full time costs per second: the links' reading of it, or its windows'. */
 static inline double profile_cost(const struct agent_profile *p, size_t i)
 {

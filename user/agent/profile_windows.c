@@ -179,6 +179,7 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	/* A row new since the window began: all of its calls are the window's. */
 	const struct series_values *base = row_base(p, c);
 	double span = w->close_t - w->t0, k = row_factor(p, grp);
+	bool steady;
 	long id;
 
 	if (!grp->selected || span <= 0 || (v->calls <= base->calls && c->sampled_id < 0))
@@ -186,35 +187,12 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 	id = profile_sampled_series(p, c, grp, r);
 	if (id < 0)
 		return (int)id;
-	/*
-	 * Its first window since it left the links: the series ran on at their
-	 * rate until this window began, whether or not a refresh or a scrape
-	 * showed it meanwhile (what the window then finds judges that run).
-	 */
-	if (c->moved_rate > 0)
-		profile_show_sampled(p, c, id, w->t0);
 	p->win.k_seen += (v->calls - base->calls) * k;
 	p->win.k_calls += v->calls - base->calls;
-	/*
-	 * A window whose rate is far from the last one's saw a burst begin or
-	 * end: what it adds for the time since is counted as not steady.
-	 */
-	if (!rate_spread_add(&c->spread, (v->calls - base->calls) * k / span))
-		p->st.unsteady_calls += (v->calls - base->calls) * k * (w->close_t - w->fn[func].covered_until) / span;
+	steady = rate_spread_add(&c->spread, (v->calls - base->calls) * k / span);
 	metrics_registry__set_error(p->reg, id, rate_spread_error(&c->spread));
-	series_add_scaled_diff(&c->est, v, base, k * (w->close_t - w->fn[func].covered_until) / span);
-	c->rate = (struct series_values){};
-	series_add_scaled_diff(&c->rate, v, base, k / span);
-	c->rate_t = w->close_t;
-	profile_show_sampled(p, c, id, w->close_t);
-	/*
-	 * The first window since its function left the links, at less than
-	 * half the rate they saw: a burst ended unseen. What the series ran on
-	 * at the links' rate beyond this window's estimate did not hold.
-	 */
-	if (c->moved_rate > 0 && c->rate.calls * RATE_SPREAD_UNSTEADY < c->moved_rate)
-		p->st.unsteady_calls += fmax(c->shown.calls - c->est.calls, 0);
-	c->moved_rate = 0;
+	p->st.unsteady_calls += sampled_cell__window(c, v, base, k, w->t0, w->close_t, w->fn[func].covered_until, steady);
+	metrics_registry__set(p->reg, id, &c->shown);
 	return 0;
 }
 
