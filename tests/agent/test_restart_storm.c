@@ -21,8 +21,6 @@
 #define NR_CALLED 4
 /* What one linked function adds to a mapping (the agent measures it at its cold start). */
 #define NS_PER_FUNC 5000.0
-/* As the agent holds a sampled function before its window's cost may bring it back (agent_profile.c). */
-#define HOLD_S 120.0
 
 static const struct budget_opts opts = {
 	.budget_ns_per_s = 10e6, .window_s = 0.025, .min_duty = 0.001, .max_duty = 0.2,
@@ -52,8 +50,6 @@ static void storm_init(struct storm *s)
 	s->inst.base_ns = &s->base_ns;
 	s->inst.rate = &s->rate;
 	s->inst.mappings = &s->seen;
-	for (size_t i = 0; i < NR_CALLED; i++)
-		s->keep[i] = BUDGET_KEEP_CALLED;
 }
 
 /* One refresh at now, with the library mapped mappings times so far: as plan_budget() does it. */
@@ -63,8 +59,11 @@ static void refresh(struct storm *s, double now)
 
 	install_cost__count(&s->inst, &s->mappings, now);
 	for (size_t i = 0; i < NR_FUNCS; i++) {
-		s->cost[i] = (i < NR_CALLED ? call_cost[i] : 0) + install_cost__per_func(&s->inst, 0);
-		s->held[i] = s->sampled[i] && now - s->sampled_since[i] < HOLD_S;
+		double calls = i < NR_CALLED ? call_cost[i] : 0;
+
+		s->cost[i] = calls + install_cost__per_func(&s->inst, 0);
+		s->keep[i] = budget_keep_of(false, calls);
+		s->held[i] = budget_held(s->sampled[i], now - s->sampled_since[i], true, false);
 		before[i] = s->sampled[i];
 	}
 	budget_decide(&opts, s->cost, s->sampled, s->held, s->keep, NR_FUNCS, &s->plan);
@@ -121,7 +120,7 @@ static void test_a_storm_sheds_once_and_returns_called_first(void **state)
 	assert_true(idle_during < (NR_FUNCS - NR_CALLED) / 2);
 
 	/* Quiet again: nothing moves while the sampled ones are held, whatever the rate does meanwhile. */
-	for (; t < s->sampled_since[0] + HOLD_S; t++)
+	for (; t < s->sampled_since[0] + BUDGET_HOLD_S; t++)
 		refresh(s, t);
 	assert_int_equal(s->relinks, 1);
 	/*
@@ -129,7 +128,7 @@ static void test_a_storm_sheds_once_and_returns_called_first(void **state)
 	 * links may cost before the budget's hysteresis stops them: not all
 	 * of the idle ones, and never the one that costs the most.
 	 */
-	for (; t <= 32 + HOLD_S + 120; t++) {
+	for (; t <= 32 + BUDGET_HOLD_S + 120; t++) {
 		refresh(s, t);
 		if (!called_back && !s->sampled[1])
 			called_back = t;

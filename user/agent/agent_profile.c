@@ -25,13 +25,6 @@
 #include "util/clock.h"
 #include "util/path.h"
 
-/*
- * A window measures a function while the probes slow its callers down (a
- * hot function's rate then drops many times over): it cannot tell that
- * the function became cheap. Sampled functions stay sampled this long
- * before their window's cost may bring them back.
- */
-#define SAMPLED_HOLD_S 120.0
 /* How often a pending relink is asked whether its old links have closed. */
 #define RELINK_POLL_S 0.005
 /* A pod not in the kubelet's list asks for it again, at most this often. */
@@ -382,10 +375,9 @@ static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 		p->cost[i] = profile_cost(p, i) + install_cost__per_func(&p->inst, t->funcs[i].lib);
 		p->plan[i] = p->fs[i].sampled;
 		/* Seen called, in the links or a window (a sampled one's cost decays, never to 0). */
-		p->keep[i] = p->fs[i].named		    ? BUDGET_KEEP_NAMED :
-			     profile_cost(p, i) > 0	 ? BUDGET_KEEP_CALLED : BUDGET_KEEP_IDLE;
-		p->mask[i] = p->fs[i].sampled && (shed_only || now - p->fs[i].sampled_since < SAMPLED_HOLD_S ||
-						  !p->win.fn[i].measured);
+		p->keep[i] = budget_keep_of(p->fs[i].named, profile_cost(p, i));
+		p->mask[i] = budget_held(p->fs[i].sampled, now - p->fs[i].sampled_since, p->win.fn[i].measured,
+					 shed_only);
 	}
 	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->keep, p->n, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;

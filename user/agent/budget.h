@@ -71,4 +71,28 @@ enum budget_keep {
 void budget_decide(const struct budget_opts *o, const double *cost, bool *sampled, const bool *held,
 		   const unsigned char *keep, size_t n, struct budget_plan *p);
 
+/*
+ * A window measures a function while the probes slow its callers down (a
+ * hot function's rate then drops many times over): it cannot tell that
+ * the function became cheap. Sampled functions stay sampled this long
+ * before their window's cost may bring them back.
+ */
+#define BUDGET_HOLD_S 120.0
+
+/* A function's class: named by --exact, seen called (its calls cost, in the links or a window), or idle. */
+static inline unsigned char budget_keep_of(bool named, double calls_ns_per_s)
+{
+	return named ? BUDGET_KEEP_NAMED : calls_ns_per_s > 0 ? BUDGET_KEEP_CALLED : BUDGET_KEEP_IDLE;
+}
+
+/*
+ * A sampled function the return leaves where it is: sampled less than
+ * BUDGET_HOLD_S ago, not measured by a window yet, or any while only
+ * shedding (a reaction between refreshes).
+ */
+static inline bool budget_held(bool sampled, double sampled_for_s, bool measured, bool shed_only)
+{
+	return sampled && (shed_only || sampled_for_s < BUDGET_HOLD_S || !measured);
+}
+
 #endif /* DLPROF_AGENT_BUDGET_H */
