@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A restart storm through the budget's two pure halves, second by second
- * as the agent's refreshes drive them: the mappings the kernel counts
- * (install_cost__count) make every linked function dearer, and the budget
- * (budget_decide) sheds and restores. A library of a few called functions
+ * A restart storm through the refreshes' pure halves, second by second
+ * as the agent drives them: the mappings the kernel counts
+ * (install_cost__count) make every linked function dearer, and the plan
+ * (func_plan__budget, with budget_decide's rules) sheds and restores. A library of a few called functions
  * and hundreds of idle ones, then 100 containers that map it within two
  * seconds.
  */
@@ -14,8 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "agent/budget.h"
-#include "agent/install_cost.h"
+#include "agent/func_plan.h"
 
 #define NR_FUNCS 600
 #define NR_CALLED 4
@@ -33,10 +32,11 @@ struct storm {
 	struct install_cost inst;
 	double base_ns, rate;
 	uint64_t mappings, seen;
+	struct func_plan f[NR_FUNCS];
+	struct window_func win[NR_FUNCS];
 	double cost[NR_FUNCS];
 	bool sampled[NR_FUNCS], held[NR_FUNCS];
 	unsigned char keep[NR_FUNCS];
-	double sampled_since[NR_FUNCS];
 	struct budget_plan plan;
 	int relinks;
 	int returns;			/* relinks that brought a function back */
@@ -50,35 +50,30 @@ static void storm_init(struct storm *s)
 	s->inst.base_ns = &s->base_ns;
 	s->inst.rate = &s->rate;
 	s->inst.mappings = &s->seen;
+	/* The called functions' costs, as the links (or, sampled, their windows) read them. */
+	for (size_t i = 0; i < NR_CALLED; i++)
+		s->f[i].link_cost_ns_per_s = s->win[i].cost_ns_per_s = call_cost[i];
+	for (size_t i = 0; i < NR_FUNCS; i++)
+		s->win[i].measured = true;
 }
 
 /* One refresh at now, with the library mapped mappings times so far: as plan_budget() does it. */
 static void refresh(struct storm *s, double now)
 {
-	bool before[NR_FUNCS];
+	struct plan_world w = { .now = now, .win = s->win, .inst = &s->inst };
+	struct plan_scratch scratch = { s->cost, s->held, s->keep };
+	bool back = false;
 
 	install_cost__count(&s->inst, &s->mappings, now);
-	for (size_t i = 0; i < NR_FUNCS; i++) {
-		double calls = i < NR_CALLED ? call_cost[i] : 0;
-
-		s->cost[i] = calls + install_cost__per_func(&s->inst, 0);
-		s->keep[i] = budget_keep_of(false, calls);
-		s->held[i] = budget_held(s->sampled[i], now - s->sampled_since[i], true, false);
-		before[i] = s->sampled[i];
-	}
-	budget_decide(&opts, s->cost, s->sampled, s->held, s->keep, NR_FUNCS, &s->plan);
+	func_plan__budget(&opts, s->f, NR_FUNCS, &w, &scratch, s->sampled, &s->plan);
 	if (!s->plan.changed)
 		return;
 	s->relinks++;
-	for (size_t i = 0; i < NR_FUNCS; i++)
-		if (s->sampled[i] && !before[i])
-			s->sampled_since[i] = now;
 	for (size_t i = 0; i < NR_FUNCS; i++) {
-		if (before[i] && !s->sampled[i]) {
-			s->returns++;
-			break;
-		}
+		back |= s->f[i].sampled && !s->sampled[i];
+		func_plan__moved(&s->f[i], s->sampled[i], now, s->win[i].cost_ns_per_s, 0);
 	}
+	s->returns += back;
 }
 
 static size_t idle_linked(const struct storm *s)
@@ -120,7 +115,7 @@ static void test_a_storm_sheds_once_and_returns_called_first(void **state)
 	assert_true(idle_during < (NR_FUNCS - NR_CALLED) / 2);
 
 	/* Quiet again: nothing moves while the sampled ones are held, whatever the rate does meanwhile. */
-	for (; t < s->sampled_since[0] + BUDGET_HOLD_S; t++)
+	for (; t < s->f[0].sampled_since + BUDGET_HOLD_S; t++)
 		refresh(s, t);
 	assert_int_equal(s->relinks, 1);
 	/*

@@ -273,22 +273,19 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 		p->mask[i] = to_sample[i] != p->fs[i].sampled;
 	ret = profile_for_rows(p, p->mask, move_row);
 	for (size_t i = 0; i < p->n; i++) {
-		struct func_state *fs = &p->fs[i];
-
-		if (to_sample[i] == fs->sampled)
+		if (to_sample[i] == p->fs[i].sampled)
 			continue;
-		/* Its cost as the side it leaves saw it, until the other reads it. */
-		if (to_sample[i]) {
-			fs->sampled_since = now;
-			windows__sampled_from(&p->win, i, now, fs->link_cost_ns_per_s);
-		} else {
-			fs->linked_since = now;
-			fs->link_cost_ns_per_s = p->win.fn[i].cost_ns_per_s;
-		}
+		/*
+		 * Its cost as the side it leaves saw it, until the other reads it;
+		 * its calls as this refresh read them (p->calls), whose windows'
+		 * calls were none of the links'.
+		 */
+		if (to_sample[i])
+			windows__sampled_from(&p->win, i, now, p->fs[i].link_cost_ns_per_s);
+		func_plan__moved(&p->fs[i], to_sample[i], now, p->win.fn[i].cost_ns_per_s, p->calls[i]);
 		if (p->o.verbose && !profile_read_raw(p, i, &v, &f))
 			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
 				  profile_cost(p, i) / 1e6);
-		fs->sampled = to_sample[i];
 	}
 	return ret;
 }
@@ -325,12 +322,6 @@ static void log_budget(const struct agent_profile *p)
 		  p->st.call_cost_ns, p->st.install_ns_per_s / 1e6, p->st.relink_gap_s_total * 1e3);
 }
 
-/* What probing function i costs per call: its class's trap and the programs' time. */
-double profile_call_ns(const struct agent_profile *p, size_t i)
-{
-	return p->trap_ns[p->fs[i].cls] + p->prog_ns;
-}
-
 /* The per-call cost: the trap's part, and the programs' own time per call from bpf_stats. */
 static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 {
@@ -338,8 +329,8 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 
 	session__probe_runtime(p->s, &run_ns, &runs);
 	if (total_calls > p->last_total_calls + 1000 && run_ns > p->last_run_ns)
-		p->prog_ns = (double)(run_ns - p->last_run_ns) / (double)(total_calls - p->last_total_calls);
-	p->st.call_cost_ns = p->mix_trap_ns + p->prog_ns;
+		p->cc.prog_ns = (double)(run_ns - p->last_run_ns) / (double)(total_calls - p->last_total_calls);
+	p->st.call_cost_ns = p->mix_trap_ns + p->cc.prog_ns;
 	p->st.probe_run_ns = run_ns;
 	p->st.probe_runs = runs;
 	p->last_run_ns = run_ns;
@@ -349,15 +340,9 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 /* The mappings seen, and what the functions in the links cost them per second. */
 static void install_stats(struct agent_profile *p)
 {
-	const struct probe_table *t = session__table(p->s);
-	double sum = 0;
-
 	p->st.mappings_counted = p->inst.counting;
 	p->st.mappings = p->inst.total;
-	for (size_t i = 0; i < p->n; i++)
-		if (!p->fs[i].sampled)
-			sum += install_cost__per_func(&p->inst, t->funcs[i].lib);
-	p->st.install_ns_per_s = sum;
+	p->st.install_ns_per_s = func_plan__install_ns(p->fs, p->n, &p->inst);
 }
 
 /*
@@ -367,19 +352,11 @@ static void install_stats(struct agent_profile *p)
  */
 static int plan_budget(struct agent_profile *p, double now, bool shed_only)
 {
-	const struct probe_table *t = session__table(p->s);
+	struct plan_world w = { .now = now, .shed_only = shed_only, .win = p->win.fn, .inst = &p->inst };
+	struct plan_scratch scratch = { .cost = p->cost, .held = p->mask, .keep = p->keep };
 	int ret;
 
-	for (size_t i = 0; i < p->n; i++) {
-		/* Linked, it also costs every process that maps its library, called or not. */
-		p->cost[i] = profile_cost(p, i) + install_cost__per_func(&p->inst, t->funcs[i].lib);
-		p->plan[i] = p->fs[i].sampled;
-		/* Seen called, in the links or a window (a sampled one's cost decays, never to 0). */
-		p->keep[i] = budget_keep_of(p->fs[i].named, profile_cost(p, i));
-		p->mask[i] = budget_held(p->fs[i].sampled, now - p->fs[i].sampled_since, p->win.fn[i].measured,
-					 shed_only);
-	}
-	budget_decide(&p->o.budget, p->cost, p->plan, p->mask, p->keep, p->n, &p->bplan);
+	func_plan__budget(&p->o.budget, p->fs, p->n, &w, &scratch, p->plan, &p->bplan);
 	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
 	if (!p->bplan.changed)
 		return 0;
@@ -426,33 +403,17 @@ static void collect(struct agent_profile *p, double now, bool final)
 /* The exact functions' calls since the last read, as costs per second over the time since `since`. */
 static int read_costs(struct agent_profile *p, double now, double since)
 {
-	double dt = now - since, new_calls = 0, trap_calls = 0;
 	/* Before the functions' counts: an entry between the two reads shows as one since, not as quiet. */
-	uint64_t all = session__all_calls(p->s), total = 0;
+	uint64_t all = session__all_calls(p->s);
+	struct plan_read r;
 	int ret = session__read_calls(p->s, p->calls);
 
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < p->n; i++) {
-		struct func_state *fs = &p->fs[i];
-
-		total += p->calls[i];
-		if (fs->sampled)
-			continue;
-		if (p->calls[i] == fs->last_calls) {
-			fs->link_cost_ns_per_s = 0;
-			continue;
-		}
-		fs->unpublished = true;
-		if (dt > 0)
-			fs->link_cost_ns_per_s = (double)(p->calls[i] - fs->last_calls) / dt * profile_call_ns(p, i);
-		new_calls += (double)(p->calls[i] - fs->last_calls);
-		trap_calls += (double)(p->calls[i] - fs->last_calls) * p->trap_ns[fs->cls];
-		fs->last_calls = p->calls[i];
-	}
-	if (new_calls > 0)
-		p->mix_trap_ns = trap_calls / new_calls;
-	update_call_cost(p, total);
+	func_plan__read(p->fs, p->n, p->calls, now - since, &p->cc, &r);
+	if (r.new_calls > 0)
+		p->mix_trap_ns = r.trap_ns;
+	update_call_cost(p, r.total);
 	p->last_read = now;
 	trip__read(&p->trip, now, all);
 	return 0;
@@ -570,7 +531,7 @@ bool agent_profile__over_budget(struct agent_profile *p, double now)
 	if (!p->o.budget_on || p->calib.state != CALIB_OFF || windows__busy(&p->win))
 		return false;
 	return trip__check(&p->trip, now, session__all_calls(p->s), p->last_tick, p->o.budget.budget_ns_per_s,
-			   p->mix_trap_ns + p->prog_ns);
+			   p->mix_trap_ns + p->cc.prog_ns);
 }
 
 double agent_profile__windows(struct agent_profile *p, double now)
@@ -716,7 +677,10 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {
-		p->fs[i].cls = session__table(p->s)->funcs[i].stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
+		const struct probe_func *f = &session__table(p->s)->funcs[i];
+
+		p->fs[i].cls = f->stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
+		p->fs[i].lib = f->lib;
 	}
 	ret = mark_named(p, err, err_sz);
 	if (ret)
@@ -741,33 +705,33 @@ static void set_trap_costs(struct agent_profile *p)
 {
 	const char *source = "calibrated";
 
-	p->prog_ns = (double)p->tot.probe_calib_prog_ns;
+	p->cc.prog_ns = (double)p->tot.probe_calib_prog_ns;
 	for (int c = 0; c < DLPROF_PROBE_CLASSES; c++) {
 		double pair = (double)p->tot.probe_pair_ns[c];
 
 		if (p->o.trap_ns > 0) {
-			p->trap_ns[c] = p->o.trap_ns;
+			p->cc.trap_ns[c] = p->o.trap_ns;
 			source = "DLPROF_AGENT_TRAP_NS";
 		} else if (p->tot.compensated && pair > 0) {
-			p->trap_ns[c] = pair > p->prog_ns ? pair - p->prog_ns : pair;
+			p->cc.trap_ns[c] = pair > p->cc.prog_ns ? pair - p->cc.prog_ns : pair;
 		} else {
-			p->trap_ns[c] = trap_ns_fallback[c];
+			p->cc.trap_ns[c] = trap_ns_fallback[c];
 			source = "default";
 		}
-		p->st.trap_ns[c] = p->trap_ns[c];
+		p->st.trap_ns[c] = p->cc.trap_ns[c];
 	}
 	/*
 	 * Until bpf_stats has counted real calls: the calibration's share. A
 	 * calibrated pair without it is the whole cost; an assumed trap gets as
 	 * much again for the programs.
 	 */
-	if (p->prog_ns <= 0 && strcmp(source, "calibrated"))
-		p->prog_ns = p->trap_ns[DLPROF_PROBE_EMULATED];
-	p->mix_trap_ns = p->trap_ns[DLPROF_PROBE_EMULATED];
-	p->st.call_cost_ns = p->mix_trap_ns + p->prog_ns;
+	if (p->cc.prog_ns <= 0 && strcmp(source, "calibrated"))
+		p->cc.prog_ns = p->cc.trap_ns[DLPROF_PROBE_EMULATED];
+	p->mix_trap_ns = p->cc.trap_ns[DLPROF_PROBE_EMULATED];
+	p->st.call_cost_ns = p->mix_trap_ns + p->cc.prog_ns;
 	agent_log("budget", "trap_ns_%s=%.0f trap_ns_%s=%.0f prog_ns=%.0f source=%s",
-		  probe_class_name(DLPROF_PROBE_EMULATED), p->trap_ns[DLPROF_PROBE_EMULATED],
-		  probe_class_name(DLPROF_PROBE_STEPPED), p->trap_ns[DLPROF_PROBE_STEPPED], p->prog_ns, source);
+		  probe_class_name(DLPROF_PROBE_EMULATED), p->cc.trap_ns[DLPROF_PROBE_EMULATED],
+		  probe_class_name(DLPROF_PROBE_STEPPED), p->cc.trap_ns[DLPROF_PROBE_STEPPED], p->cc.prog_ns, source);
 }
 
 /*

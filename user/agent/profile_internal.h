@@ -6,10 +6,11 @@
  * batches (profile_calib.h), the sampling windows (profile_windows.h),
  * the scans of idle sampled functions (profile_scans.h) and the cheap
  * check between refreshes (profile_trip.h). A function's own state is
- * split the same way: struct func_state is agent_profile.c's (linked or
- * sampled, and its cost as the links read it), struct window_func the
- * windows' (their reading of its cost, how far its sampled series
- * reach), started by windows__sampled_from() when it leaves the links.
+ * split the same way: struct func_plan is the refreshes' plan's (linked
+ * or sampled, and its cost as the links read it; func_plan.h, pure),
+ * struct window_func the windows' (their reading of its cost, how far its
+ * sampled series reach), started by windows__sampled_from() when it
+ * leaves the links.
  * Only agent/profile_*.c and agent_profile.c include this.
  */
 #ifndef DLPROF_AGENT_PROFILE_INTERNAL_H
@@ -17,6 +18,7 @@
 
 #include "agent/agent_profile.h"
 #include "agent/caller_labels.h"
+#include "agent/func_plan.h"
 #include "agent/group_series.h"
 #include "agent/install_cost.h"
 #include "agent/profile_calib.h"
@@ -25,20 +27,8 @@
 #include "agent/profile_trip.h"
 #include "agent/profile_windows.h"
 #include "agent/sampled_cell.h"
-#include "model/probe_class.h"
 #include "probe/relink.h"
 #include "probe/session.h"
-
-struct func_state {
-	bool sampled;
-	uint64_t last_calls;		/* at the last tick */
-	double sampled_since;
-	double linked_since;		/* it last entered the links then: a row new since counts from there */
-	bool unpublished;		/* called since its exact series was last brought up to date */
-	double link_cost_ns_per_s;	/* full-time probing cost, from the links' calls (windows': profile_cost) */
-	bool named;			/* --exact: in the links before any other, while it fits */
-	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
-};
 
 struct agent_profile {
 	struct agent_profile_opts o;
@@ -49,7 +39,7 @@ struct agent_profile {
 	struct kubelet_pods kpods;	/* the kubelet's last pod list */
 	double kubelet_t;		/* when it was last asked; 0: never */
 	size_t n;
-	struct func_state *fs;
+	struct func_plan *fs;		/* where each function is, as the refreshes plan it */
 	uint64_t *calls;
 	bool *mask;			/* scratch: which functions a link set holds */
 	double *cost;			/* scratch: budget input */
@@ -65,8 +55,7 @@ struct agent_profile {
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
 	bool relinking;			/* a relink begun: its old links still closing */
 	double relink_t0;		/* when the first of its plans began it */
-	double trap_ns[DLPROF_PROBE_CLASSES];	/* the kernel's part of a probed call, per class */
-	double prog_ns;			/* the programs' part, per call (bpf_stats) */
+	struct call_cost cc;		/* a probed call: the kernel's part per class, the programs' (bpf_stats) */
 	double mix_trap_ns;		/* the trap part of the exact functions' last calls, weighted by them */
 	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
 	struct profile_calib calib;
@@ -92,10 +81,13 @@ void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id
 /* What probing function i full time costs per second: the links' reading of it, or its windows'. */
 static inline double profile_cost(const struct agent_profile *p, size_t i)
 {
-	return p->fs[i].sampled ? p->win.fn[i].cost_ns_per_s : p->fs[i].link_cost_ns_per_s;
+	return func_plan__cost(&p->fs[i], &p->win.fn[i]);
 }
 
 /* What probing function i costs per call: its class's trap and the programs' time. */
-double profile_call_ns(const struct agent_profile *p, size_t i);
+static inline double profile_call_ns(const struct agent_profile *p, size_t i)
+{
+	return call_cost__ns(&p->cc, p->fs[i].cls);
+}
 
 #endif /* DLPROF_AGENT_PROFILE_INTERNAL_H */

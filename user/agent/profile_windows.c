@@ -267,7 +267,7 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
  */
 static double sample_calls_max(const struct agent_profile *p)
 {
-	double call_ns = fmax(p->win.sampled_call_ns, p->mix_trap_ns + p->prog_ns);
+	double call_ns = fmax(p->win.sampled_call_ns, p->mix_trap_ns + p->cc.prog_ns);
 	double left = p->o.budget.budget_ns_per_s - p->bplan.exact_ns_per_s;
 
 	return fmax(left * p->bplan.period_s / call_ns, WINDOW_ENOUGH_CALLS);

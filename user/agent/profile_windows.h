@@ -21,6 +21,7 @@
 
 #include "agent/metrics_registry.h"
 #include "agent/window_estimate.h"
+#include "agent/window_func.h"
 
 struct agent_profile;
 struct session_links;
@@ -42,13 +43,6 @@ struct window_cost_sums {
 	double windows;			/* how many */
 };
 
-/* What the windows know of each function, sampled: they alone write it (windows__sampled_from starts it). */
-struct window_func {
-	struct series_values v0;	/* kernel totals when the open window began */
-	double covered_until;		/* its sampled series account for the time up to here */
-	double cost_ns_per_s;		/* full-time probing cost, as its last window saw it, decaying since */
-	bool measured;			/* a window has seen it */
-};
 
 struct window_kind {
 	const char *log_tag;		/* added to its log line */
