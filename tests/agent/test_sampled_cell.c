@@ -80,9 +80,8 @@ static void burst_ended_unseen(bool scraped)
 	struct series_values pub = at(0), v = at(5000);
 	double total = 5000, covered = 10.1, unsteady;
 
-	c.pub = pub;
-	c.pub_t = 10.0;
-	sampled_cell__leave_links(&c, &v, 10.1);
+	sampled_cell__published(&c, &pub, 10.0);
+	sampled_cell__leave_links(&c, &v, 10.1, 0);
 	assert_true(c.moved_rate > 49999 && c.moved_rate < 50001);
 	if (scraped)
 		sampled_cell__show(&c, 10.3);
@@ -106,9 +105,8 @@ static void test_burst_that_goes_on_is_steady(void **state)
 	double total = 5000, covered = 10.1, unsteady;
 
 	(void)state;
-	c.pub = at(0);
-	c.pub_t = 10.0;
-	sampled_cell__leave_links(&c, &v, 10.1);
+	/* A row new since its function entered the links at 10.0: all its calls are theirs. */
+	sampled_cell__leave_links(&c, &v, 10.1, 10.0);
 	total += 50000 * 0.5;			/* the calls between the move and the window, unseen */
 	unsteady = window(&c, &total, 50000, 10.6, &covered, true);
 	assert_true(unsteady == 0);
@@ -130,7 +128,7 @@ static void test_back_into_the_links_stops_the_run(void **state)
 	assert_true(c.shown.calls > 1999 && c.shown.calls < 2001);
 	assert_true(c.pub.calls == 777 && c.pub_t == 2.0);
 	/* Nothing called since the links counted: leaving them again starts no run. */
-	sampled_cell__leave_links(&c, &v, 3.0);
+	sampled_cell__leave_links(&c, &v, 3.0, 0);
 	assert_true(c.moved_rate == 0 && c.rate_t == 0);
 }
 

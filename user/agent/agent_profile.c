@@ -164,8 +164,7 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 	}
 	series_add_scaled_diff(&exact, v, &c->off, 1.0);
 	metrics_registry__set(p->reg, c->series_id, &exact);
-	c->pub = *v;
-	c->pub_t = p->last_read;
+	sampled_cell__published(c, v, p->last_read);
 	return 0;
 }
 
@@ -209,12 +208,7 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 	 * between windows: a burst that made the agent react goes on unseen,
 	 * and a window that then finds it over says so (window_close_row).
 	 */
-	if (c->pub_t <= 0) {
-		/* A row new since its function entered the links: all its calls are theirs. */
-		c->pub = (struct series_values){};
-		c->pub_t = p->fs[func].linked_since;
-	}
-	sampled_cell__leave_links(c, v, p->last_read);
+	sampled_cell__leave_links(c, v, p->last_read, p->fs[func].linked_since);
 	ret = publish_row(p, func, c, grp, r, v);
 	if (ret)
 		return ret;

@@ -39,8 +39,17 @@ void sampled_cell__show(struct group_cell *c, double now)
 	raise_to(&c->shown, &x);
 }
 
-void sampled_cell__leave_links(struct group_cell *c, const struct series_values *v, double now)
+void sampled_cell__published(struct group_cell *c, const struct series_values *v, double now)
 {
+	c->pub = *v;
+	c->pub_t = now;
+}
+
+void sampled_cell__leave_links(struct group_cell *c, const struct series_values *v, double now, double linked_since)
+{
+	/* A row new since its function entered the links: all its calls are theirs. */
+	if (c->pub_t <= 0)
+		sampled_cell__published(c, &(struct series_values){}, linked_since);
 	if (c->pub_t <= 0 || now <= c->pub_t || v->calls <= c->pub.calls)
 		return;
 	c->est = c->shown;
@@ -57,8 +66,7 @@ void sampled_cell__enter_links(struct group_cell *c, const struct series_values 
 	c->rate = (struct series_values){};
 	c->rate_t = 0;
 	c->moved_rate = 0;
-	c->pub = *v;
-	c->pub_t = now;
+	sampled_cell__published(c, v, now);
 }
 
 double sampled_cell__window(struct group_cell *c, const struct series_values *v, const struct series_values *base,

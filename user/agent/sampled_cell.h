@@ -25,11 +25,15 @@ void series_add_scaled_diff(struct series_values *a, const struct series_values 
 			    double k);
 /* c->shown brought to now: the estimate run on at the last window's rate, never less than before. */
 void sampled_cell__show(struct group_cell *c, double now);
+/* Its exact series was brought up to the totals v at now: the links' rate is measured from there. */
+void sampled_cell__published(struct group_cell *c, const struct series_values *v, double now);
 /*
  * Its function leaves the links at now, the cell's totals v: the series
- * runs on at the rate the links saw since c->pub (at c->pub_t; 0: none).
+ * runs on at the rate the links saw since the exact series was last
+ * brought up to date, or, a row new since (none published), since its
+ * function entered the links at linked_since.
  */
-void sampled_cell__leave_links(struct group_cell *c, const struct series_values *v, double now);
+void sampled_cell__leave_links(struct group_cell *c, const struct series_values *v, double now, double linked_since);
 /* ... back into the links at now: the series stops where it has run to, and the links count from v. */
 void sampled_cell__enter_links(struct group_cell *c, const struct series_values *v, double now);
 /*
