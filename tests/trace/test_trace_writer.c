@@ -232,6 +232,9 @@ static void test_write_error(void **state)
 	assert_int_equal(trace_input__open(&in, dir, err, sizeof(err)), 0);
 	trace_input__losses(in, &l);
 	assert_int_equal(l.write_lost + n, 40000);
+	/* Closed, its losses counted, but not clean: even when the close itself wrote all it had left. */
+	assert_true(trace_input__meta(in)->closed);
+	assert_false(trace_input__meta(in)->ended_cleanly);
 	trace_input__free(in);
 	free(out);
 	remove_tree(dir);
