@@ -209,20 +209,59 @@ def test_outer_mostly_children_probes_marked():
     check(f["children_probe_share"] > 0.5, f"children's share {f['children_probe_share']}")
     check(0.75 <= off <= 1.25 or f.get("latency") == "uncertain", f"comp_outer unmarked: {f}")
     check(func(doc, "comp_inner").get("latency") is None, f"comp_inner: {func(doc, 'comp_inner')}")
-    truth, _, text = comp_run([], 1000, 20, 300, fmt="text")
+    for fmt, look in (("text", outer_in_table), ("csv", outer_in_csv), ("html", outer_in_html)):
+        marked_or_near(fmt, look)
+
+
+def ns_of(text):
+    """A table's time ("<871ns?", "1.21us~", "3.0ms") in ns."""
+    m = re.match(r"<?([0-9.]+)(ns|us|ms|s)", text)
+    check(m is not None, f"not a time: {text!r}")
+    return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
+
+
+def outer_in_table(text):
+    """(marked, comp_outer's p50 ns, what the table says) of a text report."""
     row, foot = outer_row(text)
-    print(f"table: unprobed {truth} ns: {row}")
-    check(row.count("?") >= 6 and any(l.startswith("# ? 1 function's time is mostly") and "--func" in l for l in foot),
-          f"table row {row!r}, footer {foot}")
-    _, _, text = comp_run([], 1000, 20, 300, fmt="csv")
+    marked = row.count("?") >= 6
+    if marked:
+        check(any(l.startswith("# ? 1 function's time is mostly") and "--func" in l for l in foot),
+              f"table row {row!r} marked without its footer: {foot}")
+    return marked, ns_of(row.split()[5]), f"table: {row}"
+
+
+def outer_in_csv(text):
     head, *rows = text.splitlines()
     got = {r["func"]: r for r in (dict(zip(head.split(","), line.split(","))) for line in rows)}
-    print(f"csv: comp_outer {got['comp_outer']['latency']}, children share {got['comp_outer']['children_probe_share']}")
-    check(got["comp_outer"]["latency"] == "uncertain" and got["comp_inner"]["latency"] == "compensated",
-          f"csv: {got}")
-    _, _, page = comp_run([], 1000, 20, 300, fmt="html")
+    check(got["comp_inner"]["latency"] == "compensated", f"csv: {got}")
+    outer = got["comp_outer"]
+    check(outer["latency"] in ("uncertain", "compensated"), f"csv: {outer}")
+    return (outer["latency"] == "uncertain", float(outer["p50_ns"]),
+            f"csv: comp_outer {outer['latency']}, children share {outer['children_probe_share']}")
+
+
+def outer_in_html(page):
     marked = re.findall(r'<tr class="uncertain"><td class="name" data-v="([^"]*)"', page)
-    check(marked == ["comp_outer"] and 'class="uncertain">? 1 function' in page, f"html rows marked: {marked}")
+    check(marked in ([], ["comp_outer"]), f"html rows marked: {marked}")
+    if marked:
+        check('class="uncertain">? 1 function' in page, "html: a marked row without its note")
+    row = re.search(r'data-v="comp_outer".*?<td class="p50" data-v="([^"]+)"', page)
+    check(row is not None, "html: no comp_outer row with a p50")
+    return bool(marked), float(row.group(1)), f"html: rows marked {marked}"
+
+
+def marked_or_near(fmt, look, tries=3):
+    """Each output format marks comp_outer as its JSON does (the row, the note that says what to
+    do), or shows a p50 within 25% of the unprobed twin's: the mark is decided per run, from that
+    run's calibration, and a busy machine may make one run's nested probes look cheap enough.
+    A run unmarked and off is taken again, up to tries times."""
+    for attempt in range(tries):
+        truth, _, out = comp_run([], 1000, 20, 300, fmt=fmt)
+        marked, p50, said = look(out)
+        print(f"{said} (unprobed {truth} ns, p50 {p50:.0f} ns)")
+        if marked or 0.75 <= p50 / truth <= 1.25:
+            return
+    check(False, f"{fmt}: comp_outer unmarked and off in {tries} runs: p50 {p50:.0f} ns, unprobed {truth} ns")
 
 
 @modes("session", "multi", "classic")
