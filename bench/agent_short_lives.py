@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Where a stream of short-lived processes' sampled series goes wrong: the
+agent's windows set against what the processes did while each was open.
+
+    sudo bench/agent_short_lives.py [--build build] [--procs 23000]
+                                    [--calls 100] [--parallel 4]
+
+--procs processes (--parallel at a time), each making --calls calls of
+dlt_test_je and exiting, under one agent at its default budget with -v.
+Each process's start and exit are timed here (its calls are spread over
+its life), and each sampling window's span and count come from the
+agent's window lines. Prints:
+  - the series against the calls made, as agent_bursts.py does;
+  - counting: the windows' calls against the calls made in their spans
+    (a ratio near 1: the windows count what happened);
+  - the workload's own pace: calls made per second inside the windows,
+    just before them and over the run, and the windows' mean unprobed
+    factor (what the agent takes the probes to have cost);
+  - the processes' median life, started inside windows and just before.
+Then one JSON line.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent_bursts  # noqa: E402 (the agent's start and scrapes, shared)
+
+
+def windows_of(log):
+    """(start on the wall clock, span s, calls, unprobed factor) of each sampling window with calls."""
+    out = []
+    with open(log) as f:
+        for line in f:
+            if "event=window" not in line or "calibration=true" in line or "scan=" in line:
+                continue
+            d = dict(re.findall(r"(\w+)=(\S+)", line))
+            if float(d["calls"]) > 0:
+                out.append((float(d["from_unix"]), float(d["ms"]) / 1e3, float(d["calls"]),
+                            float(d["unprobed_factor"])))
+    return out
+
+
+def made_in(lives, calls, x0, x1):
+    """The calls made in [x0, x1], each life's spread evenly over it."""
+    made = 0.0
+    for a, b in lives:
+        if b > x0 and a < x1:
+            made += calls * (min(b, x1) - max(a, x0)) / (b - a)
+    return made
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--procs", type=int, default=23000)
+    ap.add_argument("--calls", type=int, default=100)
+    ap.add_argument("--parallel", type=int, default=4)
+    args = ap.parse_args()
+    driver = os.path.join(args.build, "tests/progs/dltest_driver")
+    lib = os.path.join(args.build, "tests/progs/libdltest.so")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(args.build, "tests/progs"))
+    port = agent_bursts.free_port()
+    log = f"/tmp/agent_short_lives.{os.getpid()}.log"
+    agent = subprocess.Popen([os.path.join(args.build, "user/dlprof-bpf"), "agent", "--listen",
+                              f"127.0.0.1:{port}", "--lib", lib, "--func", "dlt_test_je", "-v"],
+                             stderr=open(log, "w"))
+    lives, running, started = [], {}, 0
+    try:
+        agent_bursts.wait_ready(port)
+        t0 = time.time()
+        while started < args.procs or running:
+            while len(running) < args.parallel and started < args.procs:
+                p = subprocess.Popen([driver, "shortthreads", "1", str(args.calls)], env=env)
+                running[p.pid] = (p, time.time())
+                started += 1
+            pid, _ = os.wait()
+            p, start = running.pop(pid)
+            p.returncode = 0
+            lives.append((start, time.time()))
+        took = time.time() - t0
+        time.sleep(1.5)
+        agent_bursts.scrape(port)
+        time.sleep(1.0)
+        text = agent_bursts.scrape(port)
+    finally:
+        agent.terminate()
+        agent.wait()
+    made = args.procs * args.calls
+    shown = agent_bursts.calls(text, "dlt_test_je")
+    errors = [v for lbl, v in agent_bursts.samples(text, "dlprof_sampled_relative_error").items()
+              if "dlt_test_je" in lbl]
+    ws = windows_of(log)
+    os.unlink(log)
+    if not ws:
+        sys.exit("agent_short_lives: no sampling window saw a call (was the function sampled?)")
+    span = sum(w[1] for w in ws)
+    counted = sum(w[2] for w in ws)
+    made_win = sum(made_in(lives, args.calls, w[0], w[0] + w[1]) for w in ws)
+    made_before = sum(made_in(lives, args.calls, w[0] - 0.15, w[0] - 0.05) for w in ws)
+    k = sum(w[2] * w[3] for w in ws) / counted
+    life_in = [b - a for a, b in lives if any(w[0] <= a < w[0] + w[1] for w in ws)]
+    life_before = [b - a for a, b in lives if any(w[0] - 0.15 <= a < w[0] - 0.05 for w in ws)]
+    row = {
+        "made": made, "shown": shown, "error_pct": round((shown / made - 1) * 100, 1),
+        "relative_error": errors[0] if errors else None, "workload_s": round(took, 2), "windows": len(ws),
+        "counted_over_made_in_windows": round(counted / made_win, 3),
+        "made_per_s_in_windows": round(made_win / span), "made_per_s_before": round(made_before / (0.1 * len(ws))),
+        "made_per_s_overall": round(made / took), "unprobed_factor": round(k, 3),
+        "life_ms_in_windows": round(median(life_in) * 1e3, 2), "life_ms_before": round(median(life_before) * 1e3, 2),
+    }
+    rel = f"{errors[0]:.1%}" if errors else "none"
+    print(f"{args.procs} processes of {args.calls} calls in {took:.1f} s: made {made:,}, shown {shown:,.0f} "
+          f"({row['error_pct']:+.1f}%), relative error {rel}")
+    print(f"counting: {len(ws)} windows counted {counted:,.0f} calls, {made_win:,.0f} made in their spans "
+          f"({row['counted_over_made_in_windows']:.3f})")
+    print(f"pace: {row['made_per_s_in_windows']:,} calls/s made in windows, {row['made_per_s_before']:,} "
+          f"50-150 ms before them, {row['made_per_s_overall']:,} over the run; unprobed factor {k:.3f} "
+          f"(windows' rate x factor over the run's: {made_win / span * k / (made / took):.3f})")
+    print(f"lives: median {row['life_ms_in_windows']} ms started in windows, {row['life_ms_before']} ms "
+          "50-150 ms before them")
+    print(json.dumps({"bench": "agent_short_lives", "rows": [row]}))
+
+
+if __name__ == "__main__":
+    main()
