@@ -87,6 +87,33 @@ def test_restarted_containers_counted_from_first_call():
     check(not any("re-attached" in l or "detached copy" in l for l in notes), f"the copy left and came back: {notes}")
 
 
+@modes("session")
+def test_lost_exit_still_turns_idle():
+    """A container's copy whose holder's exit event never comes (DLPROF_LOSE_EXITS=1 loses them
+    all): the sweep finds the holder gone and the copy turns idle within seconds, then counts the
+    next container of the image from its first call."""
+    require_podman()
+    run = secrets.token_hex(3)
+    with no_image_stores(), lib_world() as (lib, host_dir, tag):
+        prof = Profiler(["--lib", lib, "--func", "dlt_add", "--by", "container"],
+                        env=dict(profiler_env(host_dir), DLPROF_LOSE_EXITS="1"))
+        try:
+            first, _ = container_driver(tag, lib, 1000, ["--name", f"dlprof-l0-{run}"])
+            prof.wait_for(f"discovered copy /app/{lib}", 10)
+            drive(first)
+            finish_container(first)
+            prof.wait_for(f"idle copy /app/{lib}", 15)
+            r = run_container(tag, lib, 1001, f"dlprof-l1-{run}")
+            check(r.returncode == 0, f"container: exit {r.returncode}: {r.stderr}")
+            doc = prof.stop()
+        finally:
+            if prof.p.poll() is None:
+                prof.p.kill()
+    got = by_container(doc, "dlt_add")
+    want = {f"dlprof-l0-{run}": 1000, f"dlprof-l1-{run}": 1001}
+    check(got == want, f"calls per container {got}, want {want}")
+
+
 @modes("session", "multi")
 def test_exec_job_counted_from_first_call():
     """An image imported while the profiler runs: its layer's copy of the library is found

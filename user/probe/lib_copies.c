@@ -23,6 +23,8 @@
 #include "util/path.h"
 
 #define DELETED_SUFFIX	" (deleted)"
+/* How often the sweep asks whether each copy's holders are still alive (a lost exit event is caught so). */
+#define HOLDERS_CHECK_S	1.0
 
 /* A (dev, ino) pair as stat() and /proc/PID/maps show it: each overlay mount has its own device. */
 struct seen_id {
@@ -61,6 +63,7 @@ struct lib_copies {
 	double t0;
 	bool *linked;			/* by function id: what the copies' links hold; NULL: every function */
 	size_t max_idle;		/* copies kept attached with no process mapping them */
+	double holders_t;		/* the holders were last checked alive then */
 };
 
 static const char *const origin_names[] = {
@@ -778,8 +781,44 @@ int lib_copies__add_image_file(struct lib_copies *c, const char *path, const cha
 	return 1;
 }
 
+/*
+ * A holder gone without its exit handled: its event lost (the ringbuf
+ * full) or its watch refused. 0: none.
+ */
+static pid_t gone_holder(const struct lib_copies *c, size_t *held)
+{
+	*held = 0;
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		const struct lib_copy *copy = &c->copies[i];
+
+		*held += copy->nr_holders > 0;
+		for (size_t k = 0; k < copy->nr_holders; k++)
+			if (!pid_alive(copy->holders[k]))
+				return copy->holders[k];
+	}
+	return 0;
+}
+
 size_t lib_copies__sweep(struct lib_copies *c)
 {
+	size_t held, bound = 0;
+	pid_t pid;
+
+	held = 0;
+	for (size_t i = 0; i < c->nr_copies; i++) {
+		bound += c->copies[i].nr_holders;
+		held += c->copies[i].nr_holders > 0;
+	}
+	/*
+	 * Once a second at most (the sweep runs at every event): each turn
+	 * takes the pid out of every copy's holders, so at most as many turns
+	 * as holders.
+	 */
+	if (held && mono_seconds() - c->holders_t >= HOLDERS_CHECK_S) {
+		c->holders_t = mono_seconds();
+		while (bound-- && (pid = gone_holder(c, &held)))
+			lib_copies__exited(c, pid);
+	}
 	for (size_t i = 0; i < c->nr_copies; i++) {
 		struct lib_copy *copy = &c->copies[i];
 
@@ -789,7 +828,7 @@ size_t lib_copies__sweep(struct lib_copies *c)
 		notemsg("detached copy %s, dev %u:%u inode %lu: its file is gone", copy->display,
 			major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino);
 	}
-	return nr_idle(c);
+	return nr_idle(c) + held;
 }
 
 void lib_copies__set_max_idle(struct lib_copies *c, size_t max_idle)

@@ -109,7 +109,11 @@ int lib_copies__add_image_file(struct lib_copies *c, const char *path, const cha
 int lib_copies__replaced(struct lib_copies *c, size_t lib, const char *path);
 /* pid exited: copies it held that no process maps any more turn idle, or are detached. */
 void lib_copies__exited(struct lib_copies *c, pid_t pid);
-/* Detach the idle copies whose file is gone; returns how many stay idle (then call again later). */
+/*
+ * Detach the idle copies whose file is gone, and treat a holder gone
+ * without its exit reported as exited; returns how many copies stay idle
+ * or held (then call again later).
+ */
 size_t lib_copies__sweep(struct lib_copies *c);
 /* At most max_idle copies kept attached with no process mapping them (0: none, detached at once). */
 void lib_copies__set_max_idle(struct lib_copies *c, size_t max_idle);
