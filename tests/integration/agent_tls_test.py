@@ -196,14 +196,24 @@ def test_agent_tls_server_named_functions_exact():
 def test_agent_tls_server_exact_functions_rest_sampled():
     """The same server and budget on all of libssl and libcrypto, the per-request functions
     named with --exact: in the links from the first plan on, their series match the server's
-    count of requests within 5%, while the rest of the libraries is still there, most of it
-    sampled (docs/agent.md, "--exact GLOB")."""
+    count of requests within 5%, while the rest of the libraries is still there, every function
+    linked or sampled and the links within the budget (docs/agent.md, "--exact GLOB")."""
     rows, log = profile_server(["--exact", ",".join(PER_REQUEST)])
     for fn, (shown, made, sampled, relinked, err) in rows.items():
         check(not sampled, f"{fn}: sampled, named with --exact: {log[-3000:]}")
         check(abs(shown / made - 1) <= 0.05, f"{fn}: series {shown:.0f} against {made} requests: {log[-3000:]}")
-    plans = re.findall(r"event=budget sampled=(\d+) attached=(\d+)", log)
-    check(plans and int(plans[-1][0]) > 1000, f"the rest of the libraries not sampled: {plans[-3:]}")
+    # Each plan keeps every function profiled, linked or sampled, and its links within the budget.
+    # How much of the rest is sampled depends on what its idle functions cost the server's
+    # mappings as the cold start measured it: most of it on one run, a tenth on another.
+    functions = int(re.search(r"event=attach functions=(\d+)", log).group(1))
+    plans = re.findall(r"event=budget sampled=(\d+) attached=(\d+) budget_ms_per_s=([0-9.]+) "
+                       r"exact_ms_per_s=([0-9.]+)", log)
+    check(plans, f"no plan of the budget: {log[-3000:]}")
+    for sampled, attached, budget, exact in plans:
+        check(int(sampled) + int(attached) == functions and float(exact) <= float(budget),
+              f"a plan leaves functions out or goes over the budget ({functions} functions): {plans[-3:]}")
+    print(f"the rest: {plans[-1][0]} of {functions} functions sampled in the last plan, its links "
+          f"{plans[-1][3]} of {plans[-1][2]} ms/s")
     print(f"last plan: {plans[-1][0]} functions sampled, {plans[-1][1]} attached")
 
 
