@@ -25,7 +25,11 @@
 #include "agent/window_func.h"
 #include "model/probe_class.h"
 
-/* One function, as only this plan writes it. */
+/*
+ * One function, as the plan keeps it. The driver sets what it is at setup
+ * (cls, lib, named) and the cold start's state (every function sampled,
+ * not held); from then on only these functions write it.
+ */
 struct func_plan {
 	bool sampled;
 	uint64_t last_calls;		/* the kernel's entries at the last read (linked ones only) */
