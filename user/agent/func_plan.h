@@ -36,7 +36,7 @@ struct func_plan {
 	double sampled_since;
 	double linked_since;		/* it last entered the links then: a row new since counts from there */
 	bool unpublished;		/* called since its exact series was last brought up to date */
-	double link_cost_ns_per_s;	/* full-time probing cost, from the links' calls (windows': window_cost) */
+	double link_cost_ns_per_s;	/* full-time probing cost, from the links' calls (the windows': window_func) */
 	bool named;			/* --exact: in the links before any other, while it fits */
 	enum dlprof_probe_class cls;	/* of its probed instruction: what a trap costs */
 	size_t lib;			/* the probe table's library it is in: whose mappings linking it costs */

@@ -43,7 +43,6 @@ struct window_cost_sums {
 	double windows;			/* how many */
 };
 
-
 struct window_kind {
 	const char *log_tag;		/* added to its log line */
 	bool measures_cost;		/* its calls tell what a sampled call costs the kernel */

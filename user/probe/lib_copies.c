@@ -785,38 +785,30 @@ int lib_copies__add_image_file(struct lib_copies *c, const char *path, const cha
  * A holder gone without its exit handled: its event lost (the ringbuf
  * full) or its watch refused. 0: none.
  */
-static pid_t gone_holder(const struct lib_copies *c, size_t *held)
+static pid_t gone_holder(const struct lib_copies *c)
 {
-	*held = 0;
-	for (size_t i = 0; i < c->nr_copies; i++) {
-		const struct lib_copy *copy = &c->copies[i];
-
-		*held += copy->nr_holders > 0;
-		for (size_t k = 0; k < copy->nr_holders; k++)
-			if (!pid_alive(copy->holders[k]))
-				return copy->holders[k];
-	}
+	for (size_t i = 0; i < c->nr_copies; i++)
+		for (size_t k = 0; k < c->copies[i].nr_holders; k++)
+			if (!pid_alive(c->copies[i].holders[k]))
+				return c->copies[i].holders[k];
 	return 0;
 }
 
 size_t lib_copies__sweep(struct lib_copies *c)
 {
-	size_t held, bound = 0;
+	size_t holders = 0, held = 0;
 	pid_t pid;
 
-	held = 0;
-	for (size_t i = 0; i < c->nr_copies; i++) {
-		bound += c->copies[i].nr_holders;
-		held += c->copies[i].nr_holders > 0;
-	}
+	for (size_t i = 0; i < c->nr_copies; i++)
+		holders += c->copies[i].nr_holders;
 	/*
 	 * Once a second at most (the sweep runs at every event): each turn
 	 * takes the pid out of every copy's holders, so at most as many turns
 	 * as holders.
 	 */
-	if (held && mono_seconds() - c->holders_t >= HOLDERS_CHECK_S) {
+	if (holders && mono_seconds() - c->holders_t >= HOLDERS_CHECK_S) {
 		c->holders_t = mono_seconds();
-		while (bound-- && (pid = gone_holder(c, &held)))
+		while (holders-- && (pid = gone_holder(c)))
 			lib_copies__exited(c, pid);
 	}
 	for (size_t i = 0; i < c->nr_copies; i++) {
@@ -828,6 +820,8 @@ size_t lib_copies__sweep(struct lib_copies *c)
 		notemsg("detached copy %s, dev %u:%u inode %lu: its file is gone", copy->display,
 			major(copy->info.dev), minor(copy->info.dev), (unsigned long)copy->info.ino);
 	}
+	for (size_t i = 0; i < c->nr_copies; i++)
+		held += c->copies[i].nr_holders > 0;
 	return nr_idle(c) + held;
 }
 

@@ -322,20 +322,9 @@ int trace_writer__flush(struct trace_writer *w, __u64 now_ns, const struct dlpro
 	return err ? err : e;
 }
 
-static __u64 records_lost(const struct trace_writer *w)
-{
-	struct shard_writer_stats st;
-	__u64 lost = 0;
-
-	for (__u32 c = 0; c < w->nr_cpus; c++) {
-		shard_writer__stats(w->shards[c], &st);
-		lost += st.records_lost;
-	}
-	return lost;
-}
-
 int trace_writer__close(struct trace_writer *w)
 {
+	struct trace_writer_stats st;
 	int err = 0, e;
 
 	for (__u32 c = 0; c < w->nr_cpus; c++) {
@@ -350,7 +339,8 @@ int trace_writer__close(struct trace_writer *w)
 	 * run loses blocks at the flushes, and the close may then have
 	 * nothing left to write, and so no error of its own.
 	 */
-	w->meta->ended_cleanly = !err && !records_lost(w);
+	trace_writer__stats(w, &st);
+	w->meta->ended_cleanly = !err && !st.records_lost;
 	/* What the shards could not take is counted in write_lost: the trace is closed, not cut off. */
 	w->meta->closed = true;
 	e = trace_writer__write_meta(w);
