@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/profile_callers.h"
 #include "probe/kernel_groups.h"
 #include "probe/session.h"
 #include "util/array.h"
+#include "util/clock.h"
 
 void callers__init(struct profile_callers *c)
 {
@@ -18,21 +19,12 @@ void callers__init(struct profile_callers *c)
 
 void callers__destroy(struct profile_callers *c)
 {
+	for (size_t i = 0; i < c->nr_procs; i++)
+		caller_clock__stop(&c->procs[i].clock);
 	free(c->procs);
 	free(c->groups);
 	free(c->listed);
 	*c = (struct profile_callers){};
-}
-
-/* A process's CPU time (all its threads), in seconds; < 0 once it is gone. */
-static double proc_cpu_s(pid_t pid)
-{
-	clockid_t id;
-	struct timespec ts;
-
-	if (clock_getcpuclockid(pid, &id) || clock_gettime(id, &ts))
-		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* The container a process is in, by its cgroup v2 path; "" for the host. */
@@ -91,7 +83,7 @@ static struct caller_proc *proc_of(struct profile_callers *c, pid_t pid)
 	if (ARRAY_RESERVE(c->procs, c->cap_procs, c->nr_procs + 1))
 		return NULL;
 	p = &c->procs[c->nr_procs++];
-	*p = (struct caller_proc){ .pid = pid, .cpu_open = -1, .cpu_free = -1 };
+	*p = (struct caller_proc){ .pid = pid, .cpu_open = -1, .exact_open = -1, .cpu_free = -1 };
 	proc_group(pid, p->group, sizeof(p->group));
 	return p;
 }
@@ -127,6 +119,7 @@ static void drop_unlisted(struct profile_callers *c, const struct session *s)
 			continue;
 		}
 		session__forget_caller(s, p->pid);
+		caller_clock__stop(&p->clock);
 		g = group_of(c, p->group);
 		if (g && (p->cpu_free >= 0 || p->cpu_open >= 0))
 			g->partial = true;
@@ -141,24 +134,57 @@ enum clock_moment {
 	GAP_START,		/* its links have closed */
 };
 
+/* Opens the window's events of the n listed callers, as many as it has room for. */
+static int start_clocks(struct profile_callers *c, long n)
+{
+	size_t threads_left = CALLER_CLOCK_WINDOW_THREADS;
+
+	c->win_procs = c->win_exact = 0;
+	for (long i = 0; i < n; i++) {
+		struct caller_proc *p;
+
+		if (c->listed[i] == c->self)
+			continue;
+		p = proc_of(c, c->listed[i]);
+		if (!p)
+			return -ENOMEM;
+		caller_clock__stop(&p->clock);
+		threads_left -= caller_clock__start(&p->clock, p->pid, threads_left);
+		c->win_exact += caller_clock__exact(&p->clock);
+		c->win_procs++;
+	}
+	return 0;
+}
+
 /*
- * Reads every listed caller's clock at one of those moments. The attach
- * and the close are neither window nor gap: while the kernel writes or
- * removes the breakpoints a caller may trap without a call counted, and
- * its CPU then says nothing of its calls.
+ * Reads every listed caller's clock at one of those moments; *t: when
+ * (the middle of the reads, which open the window's events at its start).
+ * The attach and the close are neither window nor gap: while the kernel
+ * writes or removes the breakpoints a caller may trap without a call
+ * counted, and its CPU then says nothing of its calls.
  */
-static int read_clocks(struct profile_callers *c, const struct session *s, enum clock_moment at)
+static int read_clocks(struct profile_callers *c, const struct session *s, enum clock_moment at, double *t)
 {
 	long n = list_callers(c, s);
+	double t0;
+	int ret;
 
+	*t = mono_seconds();
 	if (n < 0)
 		return (int)n;
+	/* The window's events first: their opening takes a while, and each counts from its own. */
+	if (at == WIN_START) {
+		ret = start_clocks(c, n);
+		if (ret)
+			return ret;
+	}
+	t0 = mono_seconds();
 	for (size_t i = 0; i < c->nr_procs; i++)
 		c->procs[i].listed = false;
 	for (long i = 0; i < n; i++) {
 		struct caller_proc *p;
 		struct caller_group *g;
-		double cpu;
+		double cpu, exact;
 
 		if (c->listed[i] == c->self)
 			continue;
@@ -166,7 +192,14 @@ static int read_clocks(struct profile_callers *c, const struct session *s, enum 
 		g = p ? group_of(c, p->group) : NULL;
 		if (!g)
 			return -ENOMEM;
-		cpu = proc_cpu_s(p->pid);
+		/*
+		 * A window's events are read at its end, and closed once its
+		 * cost is measured (their close is kernel time too), or as the
+		 * next window opens when one never ended.
+		 */
+		if (at == GAP_END || at == GAP_START)
+			caller_clock__stop(&p->clock);
+		cpu = caller_clock__read(&p->clock, p->pid, &exact);
 		if (cpu < 0)
 			continue;	/* gone: dropped below */
 		p->listed = true;
@@ -183,10 +216,13 @@ static int read_clocks(struct profile_callers *c, const struct session *s, enum 
 			if (p->cpu_free < 0)
 				g->partial = true;
 			p->cpu_open = cpu;
+			p->exact_open = exact;
 			break;
 		case WIN_END:
 			if (p->cpu_open >= 0) {
-				g->win_cpu_s += cpu - p->cpu_open;
+				/* Each clock reads short in its own case (caller_clock.h). */
+				g->win_cpu_s += fmax(cpu - p->cpu_open,
+						     exact >= 0 && p->exact_open >= 0 ? exact - p->exact_open : 0);
 				g->procs++;
 			} else {
 				g->partial = true;
@@ -199,10 +235,11 @@ static int read_clocks(struct profile_callers *c, const struct session *s, enum 
 		}
 	}
 	drop_unlisted(c, s);
+	*t = (t0 + mono_seconds()) / 2;
 	return 0;
 }
 
-int callers__open(struct profile_callers *c, const struct session *s, double now)
+int callers__open(struct profile_callers *c, const struct session *s)
 {
 	for (size_t i = 0; i < c->nr_groups; i++) {
 		struct caller_group *g = &c->groups[i];
@@ -211,26 +248,22 @@ int callers__open(struct profile_callers *c, const struct session *s, double now
 		g->procs = 0;
 		g->partial = false;
 	}
-	c->gap_end_t = now;
-	return read_clocks(c, s, GAP_END);
+	return read_clocks(c, s, GAP_END, &c->gap_end_t);
 }
 
-int callers__attached(struct profile_callers *c, const struct session *s, double now)
+int callers__attached(struct profile_callers *c, const struct session *s)
 {
-	c->open_t = now;
-	return read_clocks(c, s, WIN_START);
+	return read_clocks(c, s, WIN_START, &c->open_t);
 }
 
-int callers__freed(struct profile_callers *c, const struct session *s, double now)
+int callers__freed(struct profile_callers *c, const struct session *s)
 {
-	c->free_t = now;
-	return read_clocks(c, s, WIN_END);
+	return read_clocks(c, s, WIN_END, &c->free_t);
 }
 
-int callers__closed(struct profile_callers *c, const struct session *s, double now)
+int callers__closed(struct profile_callers *c, const struct session *s)
 {
-	c->closed_t = now;
-	return read_clocks(c, s, GAP_START);
+	return read_clocks(c, s, GAP_START, &c->closed_t);
 }
 
 void callers__add_calls(struct profile_callers *c, const char *group, double calls)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "agent/caller_clock.h"
 #include "agent/caller_pace.h"
 
 struct session;
@@ -24,7 +25,9 @@ struct session;
 struct caller_proc {
 	pid_t pid;
 	char group[CALLER_GROUP_LEN];
+	struct caller_clock clock;	/* its CPU time; exact in a window when it can be */
 	double cpu_open;		/* its CPU time when the window's attach returned; < 0: not read then */
+	double exact_open;		/* ... by its window's events; < 0: not read so */
 	double cpu_free;		/* ... when the last window's links had closed; < 0: not read then */
 	bool listed;			/* in the kernel's list at the last reading */
 };
@@ -46,10 +49,12 @@ struct profile_callers {
 	size_t nr_groups, cap_groups;
 	pid_t *listed;			/* scratch: the kernel's list */
 	size_t cap_listed;
+	/* When the clocks were read: */
 	double gap_end_t;		/* the window being read began to open */
-	double open_t, free_t;		/* its attach returned, its links were freed */
+	double open_t, free_t;		/* its attach had returned, its links were about to be freed */
 	double closed_t;		/* its links had closed */
 	double last_closed_t;		/* the previous one's; 0: none yet */
+	size_t win_procs, win_exact;	/* the callers read at its start, and of them those read exactly */
 	pid_t self;			/* the agent: never a caller of its own */
 };
 
@@ -58,12 +63,13 @@ void callers__destroy(struct profile_callers *c);
 /*
  * The callers' clocks at a sampling window's four moments: it begins to
  * open (the gap before it ends), its attach returned (it starts), its
- * links were freed (it ends), they have closed (the next gap starts).
+ * links are about to be freed (it ends), they have closed (the next gap
+ * starts). Each notes when it read them.
  */
-int callers__open(struct profile_callers *c, const struct session *s, double now);
-int callers__attached(struct profile_callers *c, const struct session *s, double now);
-int callers__freed(struct profile_callers *c, const struct session *s, double now);
-int callers__closed(struct profile_callers *c, const struct session *s, double now);
+int callers__open(struct profile_callers *c, const struct session *s);
+int callers__attached(struct profile_callers *c, const struct session *s);
+int callers__freed(struct profile_callers *c, const struct session *s);
+int callers__closed(struct profile_callers *c, const struct session *s);
 /* Its calls in a group (a container's id; NULL: the host), row by row. */
 void callers__add_calls(struct profile_callers *c, const char *group, double calls);
 /*

@@ -250,11 +250,11 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 
 		callers__top_shares(&p->callers, &out, &in_net);
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f "
-			  "from_unix=%.4f calls_at_free=%.0f callers_cpu_out=%.3f callers_cpu_in=%.3f%s",
+			  "from_unix=%.4f calls_at_free=%.0f callers_cpu_out=%.3f callers_cpu_in=%.3f callers_exact=%zu/%zu%s",
 			  w->funcs, span * 1e3, seen, w->k_calls > 0 ? w->k_seen / w->k_calls : w->est.flat_k,
 			  call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
 			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, out, in_net,
-			  w->kind->log_tag);
+			  p->callers.win_exact, p->callers.win_procs, w->kind->log_tag);
 	}
 	return 0;
 }
@@ -407,7 +407,7 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	}
 	w->open_t = mono_seconds();
 	if (kind == &sample_window)
-		callers__open(&p->callers, p->s, w->open_t);
+		callers__open(&p->callers, p->s);
 	w->calls0 = session__all_calls(p->s);
 	cpu_calls(p, w->cpu_calls);
 	w->calls_max = kind->calls_max(p);
@@ -424,7 +424,7 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	w->attach_calls = session__all_calls(p->s) - w->calls0;
 	w->t0 = w->open_t + w->attach_s;
 	if (kind == &sample_window)
-		callers__attached(&p->callers, p->s, mono_seconds());
+		callers__attached(&p->callers, p->s);
 	if (kind->opened)
 		kind->opened(p);
 	w->sys0 = kernel_cpu_s();
@@ -440,8 +440,12 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 static void close_window_begin(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
-	double t1 = mono_seconds();
+	double t1;
 
+	/* The callers' clocks while the probes are still in: the gap from the links' close is theirs alone. */
+	if (w->kind == &sample_window)
+		callers__freed(&p->callers, p->s);
+	t1 = mono_seconds();
 	/*
 	 * What a call cost in it, from the kernel time until now. Not in a
 	 * scan: a few calls, and the next window's baseline would be shorter
@@ -458,9 +462,6 @@ static void close_window_begin(struct agent_profile *p)
 	w->links = NULL;
 	w->closing = true;
 	w->free_t = t1;
-	/* The callers' clocks once the probes are out: the gap from here is theirs alone. */
-	if (w->kind == &sample_window)
-		callers__freed(&p->callers, p->s, t1);
 }
 
 /* Its calls per CPU, from its start until now, into w->cpu_win. */
@@ -510,9 +511,9 @@ static int close_window_finish(struct agent_profile *p)
 		double total = (double)session__all_calls(p->s) - (double)w->calls0;
 		double in_span = total > 0 ? ((double)w->free_calls - (double)w->attach_calls) / total : 0;
 
-		callers__closed(&p->callers, p->s, mono_seconds());
+		callers__closed(&p->callers, p->s);
 		if (all >= 0 && profile_for_rows(p, w->in_window, window_calls_row))
-			callers__open(&p->callers, p->s, t1);	/* its groups' readings dropped: no calls */
+			callers__open(&p->callers, p->s);	/* its groups' readings dropped: no calls */
 		callers__close(&p->callers, all >= 0 ? window_pair_ns(p) : 0, fmax(in_span, 0));
 	}
 	ret = read_window_totals(p, false, t1);
