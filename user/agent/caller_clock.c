@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/caller_clock.h"
+#include "util/clock.h"
 
 static int task_clock_open(pid_t tid)
 {
@@ -109,10 +109,10 @@ double caller_clock__read(const struct caller_clock *k, pid_t pid, double *exact
 		uint64_t v;
 
 		if (read(k->fds[i], &v, sizeof(v)) != sizeof(v))
-			return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+			return timespec_seconds(&ts);
 		sum += v;
 	}
 	if (k->fds)
 		*exact = (double)sum * 1e-9;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return timespec_seconds(&ts);
 }

@@ -6,13 +6,18 @@
 #include <stdint.h>
 #include <time.h>
 
+static inline double timespec_seconds(const struct timespec *ts)
+{
+	return (double)ts->tv_sec + (double)ts->tv_nsec / 1e9;
+}
+
 /* The clock in seconds (any clock: CLOCK_PROCESS_CPUTIME_ID too). */
 static inline double clock_seconds(clockid_t clock)
 {
 	struct timespec ts;
 
 	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return timespec_seconds(&ts);
 }
 
 static inline double mono_seconds(void)
