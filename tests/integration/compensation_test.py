@@ -23,7 +23,7 @@ knows what its pairs really cost beside the calibration; a run whose 21
 pairs drifted off the calibrated median by more than a tenth of the twin's
 time (seen in CI: 1.9x, the twin itself 25% slower than when it was sized;
 and 1.3x, which put the outer call at 1.26x) is outside what the test can
-ask of compensation, and is run again a second later, up to 10 times. 10% below the
+ask of compensation, and is run again a second later (DRIFT_RETRIES). 10% below the
 twin is what a p50 read off a histogram bucket (~6% wide) and the twin's
 own timing leave room for: below it, a call would have run faster than it
 can unprobed.
@@ -53,9 +53,10 @@ def pair_cost_ns(cpu):
 
 
 def comp_run(extra, spin_ns, inner, calls, mode=(), fmt=None):
-    """(the unprobed twin's median ns, the probed calls' median ns as the driver timed them,
-    the profile's output) of one comp_driver run whose outer call spins ~spin_ns: the JSON
-    document, or with fmt (text, csv, html) the text it printed."""
+    """(the unprobed twin's median ns, the probed calls' median ns as the driver timed them less
+    the clock's cost (what the twin timed call by call took above its own median), the profile's
+    output) of one comp_driver run whose outer call spins ~spin_ns: the JSON document, or with
+    fmt (text, csv, html) the text it printed."""
     cpu = max(os.sched_getaffinity(0))
     d = subprocess.Popen([COMP_DRIVER, str(int(spin_ns)), str(inner), str(calls)] + list(mode),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, preexec_fn=pinned_to(cpu))
@@ -66,20 +67,23 @@ def comp_run(extra, spin_ns, inner, calls, mode=(), fmt=None):
         prof = start_profiler(args, cpu=cpu) if not fmt else start_profiler(args + ["--format", fmt], cpu, json_doc=False)
         drive(d)
         line = d.stdout.readline().split()
-        check(len(line) == 4 and line[0] == "unprobed_ns", f"comp_driver said {line!r}")
+        check(len(line) == 6 and line[0] == "unprobed_ns", f"comp_driver said {line!r}")
+        unprobed, probed = int(line[1]), int(line[3]) - (int(line[5]) - int(line[1]))
         if fmt:
             prof.send_signal(signal.SIGINT)
             out, err = prof.communicate(timeout=60)
             check(prof.returncode == 0, f"profiler exit {prof.returncode}: {err}")
-            return int(line[1]), int(line[3]), out
-        return int(line[1]), int(line[3]), stop_profiler(prof)
+            return unprobed, probed, out
+        return unprobed, probed, stop_profiler(prof)
     finally:
         finish(d)
 
 
 # A profile whose pairs drifted off their calibration while the workload ran says nothing of
 # compensation, only of the host: it is taken again a second later, this many times at most.
-DRIFT_RETRIES = 10
+# CI has seen ten in a row drift by 5-14% either way (each profile then calibrated afresh);
+# each takes about two seconds.
+DRIFT_RETRIES = 30
 
 
 def drifted_again(misses, what):
@@ -138,21 +142,32 @@ def test_compensated_outer_near_unprobed():
 
 @modes("session", "multi", "classic")
 def test_short_leaf_bounded_the_same_every_run():
-    """comp_leaf, a leaf of ~40 ns under probes whose own share is ~2 us: which side of
-    its calibrated cost a call falls on is the calibration's draw. Over 5 profiles whose
-    pairs kept their cost, the compensated p50 is never the call's raw probe cost: either
-    within 4x of the unprobed twin's time, or shown as a bound ("p50_ns" in "bounded") that
-    holds and is within 4x of it. The bound is the drift of the probes' cost between calibrations (1/24 of it, a
-    standard deviation of what 12 calibrations here read), so about one profile in fifteen
-    drifts past it on a loaded VM and misses: a profile is taken again when it misses, up to
-    3 times. A profile whose pairs cost more than the bound off their calibration while the
-    workload ran (the driver times them) says nothing of the bound, only of the machine:
-    while a busy host slows its vCPU (CI has seen three such profiles in a row) it is
-    taken again a second later, up to 10 times. A miss every time is the cliff, not a draw."""
+    """comp_leaf, a leaf of ~40 ns under probes whose own share is ~1-2 us: which side of
+    its calibrated cost a call falls on is the calibration's draw. The profiler states how
+    far that share strays (own_spread: twice the standard deviation of its calibration
+    blocks' medians, at least 1/24 of the share), which is the leaf's bound. Over 5
+    profiles whose pairs kept within it, the compensated p50 holds within its bound: a
+    number no further than the bound from the unprobed twin's time and within 4x of it,
+    or shown as a bound ("p50_ns" in "bounded") the twin's time is under. Where the
+    calibration saw the trap cost stray by more than 4x the twin's time, the bound is
+    wider than that, and only that it holds is asked; in one run at least it is not (a
+    spread stuck wide is a broken calibration). A 2-sigma claim misses now and then: a
+    profile is taken again when it misses, up to 3 times. A profile whose pairs cost
+    more than the stated spread off their calibration while the workload ran (the
+    driver times them) says nothing of the bound, only of the machine: while a busy
+    host moves its vCPU's trap cost (CI has seen ten such profiles in a row) it is
+    taken again a second later (DRIFT_RETRIES); the cliff is checked in it all the
+    same, less what its pairs cost above their calibration. A miss every time is the
+    cliff, not a draw."""
+    wide = 0
     for run in range(1, 6):
         misses = {"drift": 0, "bound": 0}
         while True:
             kind, miss = leaf_profile_miss(run)
+            if kind == "wide":
+                print(f"run {run}: {miss}: only that it holds is asked")
+                wide += 1
+                break
             if not miss:
                 break
             print(f"run {run}: {kind}: {miss}")
@@ -161,29 +176,41 @@ def test_short_leaf_bounded_the_same_every_run():
                 continue
             misses["bound"] += 1
             check(misses["bound"] < 3, f"run {run}: {miss}, in 3 profiles whose pairs kept their cost")
+    check(wide < 5, "every run calibrated a spread wider than 4x the twin's time")
 
 
 def leaf_profile_miss(run):
-    """What one profile of comp_leaf got wrong, as ("drift" or "bound", what), or (None, None)."""
+    """What one profile of comp_leaf got wrong, as ("drift" or "bound", what), or (None, None);
+    ("wide", what) for a profile that held a bound wider than 4x the twin's time."""
     truth, probed, doc = comp_run(["--func", "comp_leaf"], 40, 1, 3000, ["leaf"])
     check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
     f, costs = func(doc, "comp_leaf"), doc["probe_cost_ns"]["emulated"]
     drift = (probed - truth) / costs["pair"]
     check(f["calls"] == 3000 and f.get("latency") is None, f"comp_leaf: {f}")
-    bounded = "p50_ns" in f["bounded"]
-    print(f"run {run}: unprobed {truth} ns; p50 {f['p50_ns']} ns{' shown < %d ns' % f['bound_ns'] if bounded else ''}"
-          f" (bound {f['bound_ns']} ns), raw avg {f['raw_avg_ns']} ns; own share {costs['own']} ns "
+    check(costs["own"] / 24 - 1 <= costs["own_spread"] == f["bound_ns"], f"a leaf's bound is its own spread: {costs}")
+    bounded, p50, bound = "p50_ns" in f["bounded"], f["p50_ns"], f["bound_ns"]
+    print(f"run {run}: unprobed {truth} ns; p50 {p50} ns{' shown < %d ns' % bound if bounded else ''}"
+          f" (bound {bound} ns), raw avg {f['raw_avg_ns']} ns; own share {costs['own']} ns "
           f"+- {costs['own_spread']} ns; pairs {drift:.3f}x their calibration")
-    # Pairs that cost far more than calibrated while the workload ran leave the difference in
-    # each call, whatever the model: that profile says nothing of it (and is taken again).
-    if abs(drift - 1) > 1 / 24:
-        return "drift", f"pairs {drift:.3f}x their calibration, beyond its drift"
-    # Never the probes' cost, whatever the draw: the cliff.
-    check(f["p50_ns"] < costs["own"] / 2, f"run {run}: p50 {f['p50_ns']} ns is the probes' cost")
-    if bounded and not (f["p50_ns"] < f["bound_ns"] and truth <= f["bound_ns"] <= 4 * truth):
-        return "bound", f"p50 shown < {f['bound_ns']} ns, the twin took {truth} ns"
-    if not bounded and not truth / 4 <= f["p50_ns"] <= 4 * truth:
-        return "bound", f"p50 {f['p50_ns']} ns, the twin took {truth} ns"
+    # Never the probes' cost, whatever the draw or the drift: the cliff. Pairs that cost more
+    # than calibrated leave the difference in each call, so at least half the own share is
+    # taken off what the probes cost in this run.
+    left_in = max(drift - 1, 0) * costs["own"]
+    check(p50 < truth + left_in + costs["own"] / 2,
+          f"run {run}: p50 {p50} ns is the probes' cost (pairs {drift:.3f}x their calibration)")
+    # Drifted pairs leave their difference in each call, whatever the model: that profile says
+    # nothing of the bound (and is taken again).
+    if abs(drift - 1) * costs["own"] > costs["own_spread"]:
+        return "drift", f"pairs {drift:.3f}x their calibration, beyond its spread"
+    if bounded and not (p50 < bound and truth <= bound):
+        return "bound", f"p50 shown < {bound} ns, the twin took {truth} ns"
+    if not bounded and abs(p50 - truth) > bound:
+        return "bound", f"p50 {p50} ns +- {bound} ns, the twin took {truth} ns"
+    # A calibration that saw the trap cost stray so far cannot give a bound within 4x of the twin.
+    if bound > 4 * truth:
+        return "wide", f"the calibration's spread {bound} ns is more than 4x the twin's {truth} ns"
+    if not bounded and not truth / 4 <= p50 <= 4 * truth:
+        return "bound", f"p50 {p50} ns, the twin took {truth} ns"
     return None, None
 
 

@@ -26,6 +26,22 @@ static void test_median(void **state)
 	assert_int_equal(calib_median(NULL, 0), 0);
 }
 
+static void test_block_spread(void **state)
+{
+	/* A vCPU whose trap cost stepped from ~1.5 to ~2.0 us for the last two blocks. */
+	const uint64_t stepped[CALIB_BLOCKS] = { 1520, 1530, 1540, 1530, 1520, 1540, 2020, 2030 };
+	const uint64_t steady[CALIB_BLOCKS] = { 1520, 1530, 1540, 1530, 1520, 1540, 1530, 1520 };
+	double s = calib_rel_spread(stepped, CALIB_BLOCKS, 20, 1535);
+
+	(void)state;
+	/* The step's standard deviation (~233 ns) of a 1515 ns pair. */
+	assert_true(s > 0.15 && s < 0.16);
+	assert_true(calib_rel_spread(steady, CALIB_BLOCKS, 20, 1530) < 0.01);
+	/* Nothing to relate it to, or one block: no spread. */
+	assert_true(calib_rel_spread(stepped, CALIB_BLOCKS, 1535, 1535) == 0);
+	assert_true(calib_rel_spread(stepped, 1, 20, 1535) == 0);
+}
+
 static char *print(bool json, const struct report_row *rows, size_t n, const struct report_info *info)
 {
 	char *buf = NULL;
@@ -141,6 +157,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_block_spread),
 		cmocka_unit_test(test_table_footer),
 		cmocka_unit_test(test_json_both),
 		cmocka_unit_test(test_merge_keeps_raw),

@@ -5,9 +5,12 @@
  * comp_inner; prints "ready PID"; on a line on stdin makes CALLS calls of
  * comp_outer (a profiler attached meanwhile), each beside a call of its
  * unprobed twin (twin_outer: the same code, linked into this executable),
- * prints "done", then "unprobed_ns N probed_ns M" (the medians), and exits
- * on the next line. With "stepped", the same with comp_stepped, a loop of
- * ~SPIN_NS whose entry the kernel single-steps (INNER is not used). With
+ * prints "done", then "unprobed_ns N probed_ns M single_ns S" (the
+ * medians; S is the twin timed call by call like the probed calls, so M - S
+ * is what the probes cost with the clock's cost cancelled, as the
+ * profiler's calibration measures them), and exits on the next line. With
+ * "stepped", the same with comp_stepped, a loop of ~SPIN_NS whose entry
+ * the kernel single-steps (INNER is not used). With
  * "leaf", the same with comp_leaf, a loop of ~SPIN_NS (tens of ns) whose
  * entry the kernel emulates; its twin is timed over batches of calls, so
  * the clock's own cost (as long as such a call) stays out of its time. The test compares the profiler's compensated latency
@@ -103,7 +106,7 @@ static void wait_line(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long long spin_ns, *probed, *twin, sizing[9];
+	unsigned long long spin_ns, *probed, *twin, *single, sizing[9];
 	unsigned long iters = 100000;
 	int inner, calls, batch = 1;
 
@@ -125,7 +128,8 @@ int main(int argc, char **argv)
 	calls = atoi(argv[3]);
 	probed = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*probed));
 	twin = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*twin));
-	if (inner < 1 || calls < 1 || !probed || !twin)
+	single = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*single));
+	if (inner < 1 || calls < 1 || !probed || !twin || !single)
 		return 2;
 	/*
 	 * Iterations per chunk for ~spin_ns in all: from the median of a few
@@ -141,12 +145,15 @@ int main(int argc, char **argv)
 	wait_line();
 	for (int i = 0; i < calls; i++) {
 		probed[i] = timed_call(outer, iters, inner);
-		twin[i] = batch > 1 ? timed_batch(twin_of, iters, inner, batch) : timed_call(twin_of, iters, inner);
+		single[i] = timed_call(twin_of, iters, inner);
+		twin[i] = batch > 1 ? timed_batch(twin_of, iters, inner, batch) : single[i];
 	}
-	printf("done\nunprobed_ns %llu probed_ns %llu\n", median(twin, calls), median(probed, calls));
+	printf("done\nunprobed_ns %llu probed_ns %llu single_ns %llu\n", median(twin, calls), median(probed, calls),
+	       median(single, calls));
 	fflush(stdout);
 	wait_line();
 	free(probed);
 	free(twin);
+	free(single);
 	return 0;
 }

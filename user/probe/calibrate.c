@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,20 @@ uint64_t calib_median(uint64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double calib_rel_spread(const uint64_t *block_ns, size_t n, uint64_t base_ns, uint64_t median_ns)
+{
+	double mean = 0, sq = 0;
+
+	if (n < 2 || median_ns <= base_ns)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		mean += (double)block_ns[i];
+	mean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		sq += ((double)block_ns[i] - mean) * ((double)block_ns[i] - mean);
+	return sqrt(sq / (double)(n - 1)) / (double)(median_ns - base_ns);
+}
+
 #if defined(__x86_64__)
 typedef long (*calib_fn)(long);
 
@@ -56,21 +71,13 @@ static const calib_fn calib_fns[DLPROF_PROBE_CLASSES] = {
 	[DLPROF_PROBE_STEPPED] = dlprof_calib_stepped,
 };
 
-/*
- * The median time of one call of fn with the clock reads around it, in
- * nanoseconds (the clock's own cost cancels out between probed and not),
- * and the least one in *least.
- */
-static uint64_t time_calls_ns(calib_fn fn, unsigned int n, uint64_t *least)
+/* Each call's time into t[0..n), with the clock reads around it (their cost cancels out between probed and not). */
+static void time_calls_into(calib_fn fn, unsigned int n, uint64_t *t)
 {
 	/* Volatile: each call is made, whatever the compiler knows of fn. */
 	calib_fn volatile call = fn;
-	uint64_t *t = calloc(n, sizeof(*t)), m;
 	volatile long sink = 0;
 
-	*least = 0;
-	if (!t)
-		return 0;
 	for (unsigned int i = 0; i < n; i++) {
 		uint64_t t0 = mono_ns();
 
@@ -78,10 +85,62 @@ static uint64_t time_calls_ns(calib_fn fn, unsigned int n, uint64_t *least)
 		t[i] = mono_ns() - t0;
 	}
 	(void)sink;
+}
+
+/* The median time of one call of fn in nanoseconds, and the least one in *least. */
+static uint64_t time_calls_ns(calib_fn fn, unsigned int n, uint64_t *least)
+{
+	uint64_t *t = calloc(n, sizeof(*t)), m;
+
+	*least = 0;
+	if (!t)
+		return 0;
+	time_calls_into(fn, n, t);
 	m = calib_median(t, n);
 	*least = t[0];	/* sorted by calib_median */
 	free(t);
 	return m;
+}
+
+/*
+ * The probed calls of every class, in CALIB_BLOCKS blocks
+ * CALIB_BLOCK_GAP_NS apart: a vCPU's trap cost moves with its host from
+ * one moment to the next, at times in steps, and calls made in one burst
+ * see one moment. Their median is of all blocks;
+ * how far the blocks' medians stray from each other, relative to a pair's
+ * cost, goes to *rel_spread.
+ */
+static int time_probed_blocks(uint64_t *median, uint64_t *least, const uint64_t *bare, double *rel_spread)
+{
+	uint64_t *t[DLPROF_PROBE_CLASSES] = { 0 }, block[DLPROF_PROBE_CLASSES][CALIB_BLOCKS];
+	int err = 0;
+
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++)
+		if (!(t[c] = calloc(calls_timed[c], sizeof(*t[c]))))
+			err = -ENOMEM;
+	for (unsigned int b = 0; b < CALIB_BLOCKS && !err; b++) {
+		struct timespec gap = { 0, CALIB_BLOCK_GAP_NS };
+
+		if (b)
+			nanosleep(&gap, NULL);
+		for (__u32 c = 0; c < DLPROF_PROBE_CLASSES; c++) {
+			unsigned int per = calls_timed[c] / CALIB_BLOCKS;
+
+			time_calls_into(calib_fns[c], per, t[c] + b * per);
+			/* Sorted in place: all blocks are sorted together below. */
+			block[c][b] = calib_median(t[c] + b * per, per);
+		}
+	}
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
+		unsigned int timed = calls_timed[c] / CALIB_BLOCKS * CALIB_BLOCKS;
+
+		median[c] = calib_median(t[c], timed);
+		least[c] = t[c][0];
+		rel_spread[c] = calib_rel_spread(block[c], CALIB_BLOCKS, bare[c], median[c]);
+	}
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES; c++)
+		free(t[c]);
+	return err;
 }
 
 /* fn's file offset in the executable, from where this process maps it. */
@@ -113,15 +172,18 @@ static int file_offset_of(const void *fn, char *exe, size_t exe_sz, uint64_t *of
 
 /*
  * How far the share a call's own probes take strays from the calibrated
- * median, as a fraction of it: the median itself moves by a few percent
- * from one calibration to the next on the same machine (a vCPU's trap cost
- * drifts; docs/latency-compensation.md measures it), and a short call's
- * percentiles move with it. Neither the calibration's least call (one of
- * thousands, which moved by 2x from one calibration to the next) nor the
- * spread of its calls (the percentiles of a short function move with the
- * median, not with each call) says so.
+ * median: a short call's percentiles move with it. At least a fraction of
+ * it, as the median moves by a few percent from one calibration to the
+ * next on a steady machine; on one whose trap cost moves (a vCPU, its host
+ * busy: docs/latency-compensation.md measures it) twice the standard
+ * deviation of the calibration blocks' medians, relative to their whole.
+ * Neither the calibration's least call (one of thousands, which moved by
+ * 2x from one calibration to the next) nor the spread of its calls (the
+ * percentiles of a short function move with the median, not with each
+ * call) says so.
  */
 #define OWN_DRIFT_DIV 24
+#define OWN_SPREAD_SIGMAS 2
 
 /*
  * The median entry-to-return time the BPF side measured for calibration
@@ -154,6 +216,7 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 	uint64_t offsets[DLPROF_PROBE_CLASSES], cookies[DLPROF_PROBE_CLASSES];
 	uint64_t bare_ns[DLPROF_PROBE_CLASSES], probed_ns[DLPROF_PROBE_CLASSES] = { 0 }, own = 0;
 	uint64_t bare_least, probed_least[DLPROF_PROBE_CLASSES] = { 0 }, warm;
+	double rel_spread[DLPROF_PROBE_CLASSES] = { 0 };
 	struct attach_skip *skips = NULL;
 	size_t nr_skips = 0;
 	struct attacher *a;
@@ -177,19 +240,22 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 	if (!err && nr_skips)
 		err = skips[0].err;
 	free(skips);
-	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
-		/* A first round faults the kernel's out-of-line slot and the trampoline in. */
+	/* A first round faults the kernel's out-of-line slot and the trampoline in. */
+	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++)
 		time_calls_ns(calib_fns[c], 16, &warm);
-		probed_ns[c] = time_calls_ns(calib_fns[c], calls_timed[c], &probed_least[c]);
-	}
+	if (!err)
+		err = time_probed_blocks(probed_ns, probed_least, bare_ns, rel_spread);
 	attacher__free(a);
 	for (__u32 c = 0; c < DLPROF_PROBE_CLASSES && !err; c++) {
+		double spread;
+
 		err = measured_ns(km, first_id + c, &own);
 		out->pair_ns[c] = probed_ns[c] > bare_ns[c] ? probed_ns[c] - bare_ns[c] : 0;
 		out->pair_least_ns[c] = probed_least[c] > bare_ns[c] ? probed_least[c] - bare_ns[c] : 0;
 		/* The unprobed call itself is ~1 ns, inside the clock reads' cost: nothing to take off. */
 		out->own_ns[c] = !err ? own : 0;
-		out->own_spread_ns[c] = !err ? own / OWN_DRIFT_DIV : 0;
+		spread = fmax(1.0 / OWN_DRIFT_DIV, OWN_SPREAD_SIGMAS * rel_spread[c]);
+		out->own_spread_ns[c] = !err ? (uint64_t)((double)own * spread) : 0;
 	}
 	return err;
 }

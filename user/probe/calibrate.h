@@ -43,4 +43,19 @@ int probe_costs_calibrate(enum attach_mode mode, const struct attach_progs *prog
 /* The median of the n values in v (sorted in place). */
 uint64_t calib_median(uint64_t *v, size_t n);
 
+/*
+ * Calibration's probed calls are timed in blocks this far apart
+ * (probe/calibrate.c): calls made in one burst see the trap cost of one
+ * moment.
+ */
+#define CALIB_BLOCKS 8
+#define CALIB_BLOCK_GAP_NS 4000000L
+
+/*
+ * The standard deviation of the blocks' median times block_ns[0..n),
+ * relative to a pair's cost (median_ns less base_ns, the unprobed call):
+ * 0 when that is not positive or n < 2.
+ */
+double calib_rel_spread(const uint64_t *block_ns, size_t n, uint64_t base_ns, uint64_t median_ns);
+
 #endif /* DLPROF_CALIBRATE_H */
