@@ -229,9 +229,10 @@ def test_outer_mostly_children_probes_marked():
     table with a footer that says what to do, "latency": "uncertain" in JSON, in the CSV's
     latency column, and a marked row in the HTML page. An outer call spinning as long as 40
     pairs (test_compensated_outer_near_unprobed) is not marked."""
+    ref = {}
     for fmt, look in (("json", outer_in_json), ("text", outer_in_table), ("csv", outer_in_csv),
                       ("html", outer_in_html)):
-        marked_or_near(fmt, look)
+        marked_or_near(fmt, look, ref)
 
 
 def ns_of(text):
@@ -281,17 +282,41 @@ def outer_in_html(page):
     return bool(marked), float(row.group(1)), f"html: rows marked {marked}"
 
 
-def marked_or_near(fmt, look, tries=3):
+def nested_drifted(truth, probed, pair, least):
+    """Whether the 21 pairs of a comp_outer run cost more above their least, as the driver timed
+    them, than a row's mark allows for (twice the calibration's median less least, and the
+    least drift of a calibration, 1/24 of a pair): what is left of them in the call is then the
+    machine's, which the calibration made before the workload could not see."""
+    run_pair = (probed - truth) / 21
+    return run_pair - least > 2 * (pair - least) + pair / 24
+
+
+def marked_or_near(fmt, look, ref, tries=3):
     """Each output format marks comp_outer as its JSON does (the row, the note that says what to
     do), or shows a p50 within 25% of the unprobed twin's: the mark is decided per run, from that
     run's calibration, and a busy machine may make one run's nested probes look cheap enough.
-    A run unmarked and off is taken again, up to tries times."""
-    for attempt in range(tries):
-        truth, _, out = comp_run([], 1000, 20, 300, fmt=None if fmt == "json" else fmt)
+    A run unmarked and off is taken again, up to tries times. One whose pairs cost more than
+    the mark allows for (the calibration's own in JSON, in ref the JSON run's for the other
+    formats, which do not print the median) says nothing of the mark: while a busy host
+    slows its vCPU it is taken again a second later (DRIFT_RETRIES), not counted as a try."""
+    misses = {"drift": 0}
+    attempt = 0
+    while attempt < tries:
+        truth, probed, out = comp_run([], 1000, 20, 300, fmt=None if fmt == "json" else fmt)
+        if fmt == "json":
+            costs = out["probe_cost_ns"]["emulated"]
+            ref.update(pair=costs["pair"], least=costs["pair_least"])
         marked, p50, said = look(out)
-        print(f"{said} (unprobed {truth} ns, p50 {p50:.0f} ns)")
+        print(f"{said} (unprobed {truth} ns, p50 {p50:.0f} ns, pairs {(probed - truth) / 21:.0f} ns in the run)")
         if marked or 0.75 <= p50 / truth <= 1.25:
             return
+        if nested_drifted(truth, probed, ref["pair"], ref["least"]):
+            miss = f"{fmt}: pairs {(probed - truth) / 21:.0f} ns in the run, calibrated {ref['pair']} ns " \
+                   f"(least {ref['least']} ns)"
+            print(f"drift: {miss}")
+            drifted_again(misses, miss)
+            continue
+        attempt += 1
     check(False, f"{fmt}: comp_outer unmarked and off in {tries} runs: p50 {p50:.0f} ns, unprobed {truth} ns")
 
 
