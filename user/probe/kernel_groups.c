@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 
 #include "probe/caller_names.h"
@@ -50,11 +52,20 @@ struct kernel_groups {
 	struct pid_lives *lives;	/* caller: the processes seen in the table */
 	struct retired_group *retired;
 	size_t nr_retired, cap_retired;
+	uint64_t root_id;		/* the root cgroup's id, once looked up */
+	void (*meta_wait)(void *ctx);	/* between lookups of a cgroup path not written yet; NULL: sleep */
+	void *meta_wait_ctx;
 };
 
 void kernel_groups__caller_containers(struct kernel_groups *kg)
 {
 	kg->caller_containers = true;
+}
+
+void kernel_groups__meta_wait(struct kernel_groups *kg, void (*wait)(void *ctx), void *ctx)
+{
+	kg->meta_wait = wait;
+	kg->meta_wait_ctx = ctx;
 }
 
 struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container_roots *roots)
@@ -128,14 +139,55 @@ static int name_process(const struct kernel_maps *km, __u32 pid, struct attr_gro
 	return g->comm ? 0 : -ENOMEM;
 }
 
+/* The root cgroup's id (its directory's inode number, as every cgroup's); 0: no cgroup2 mount. */
+static uint64_t root_cgroup_id(void)
+{
+	char root[PATH_MAX_CG];
+	struct stat st;
+
+	return !cgroup2_mount(root, sizeof(root)) && !stat(root, &st) ? (uint64_t)st.st_ino : 0;
+}
+
+/*
+ * The BPF side makes a group's entry at its first call, then writes its
+ * cgroup's path (note_cgroup: an empty entry, then the names). A read in
+ * between finds no path, or an empty one for a cgroup other than the
+ * root, and a name is kept for the session: a container's calls would be
+ * the host's for good. Such a path is looked up again, this many times
+ * this far apart, before the group is named without it (the map may be
+ * full).
+ */
+#define CGROUP_META_TRIES 10
+#define CGROUP_META_WAIT_NS 100000L
+
+static bool cgroup_meta_written(struct kernel_groups *kg, const struct kernel_maps *km, __u64 id,
+				struct cgroup_meta *m)
+{
+	if (bpf_map_lookup_elem(km->cgroup_meta_fd, &id, m))
+		return false;
+	if (m->levels)
+		return true;
+	if (!kg->root_id)
+		kg->root_id = root_cgroup_id();
+	return id == kg->root_id;
+}
+
 /* A cgroup's path from cgroup_meta, and the container it is in, named where the runtime says. */
 static int name_cgroup(struct kernel_groups *kg, const struct kernel_maps *km, __u64 id, struct attr_group *g)
 {
 	char path[DLPROF_CGROUP_LEVELS * (DLPROF_CGROUP_NAME_LEN + 1) + 8], cid[72], name[256];
+	struct timespec wait = { 0, CGROUP_META_WAIT_NS };
 	struct cgroup_meta m;
 	size_t end;
+	int tries = 1;
 
 	g->cgroup_id = id;
+	while (!cgroup_meta_written(kg, km, id, &m) && tries++ < CGROUP_META_TRIES) {
+		if (kg->meta_wait)
+			kg->meta_wait(kg->meta_wait_ctx);
+		else
+			nanosleep(&wait, NULL);
+	}
 	if (bpf_map_lookup_elem(km->cgroup_meta_fd, &id, &m))
 		return 0;
 	cgroup_meta_path(&m, path, sizeof(path));

@@ -31,6 +31,12 @@ struct kernel_groups *kernel_groups__new(enum attr_by by, const struct container
 int kernel_groups__read(struct kernel_groups *kg, const struct kernel_maps *km, const struct probe_table *t,
 			const struct func_profile **rows, size_t *n);
 /*
+ * What naming a cgroup does between lookups of a path the BPF side has
+ * not written yet (it writes it just after the group's entry): wait(ctx)
+ * instead of a short sleep. For tests, which write the path there.
+ */
+void kernel_groups__meta_wait(struct kernel_groups *kg, void (*wait)(void *ctx), void *ctx);
+/*
  * Free the kernel's entries of containers whose cgroups were removed: their
  * aggregates, their cgroups' names. The maps stay bounded while containers
  * come and go (host cgroups are kept: the host's row sums them). The
