@@ -106,9 +106,9 @@ static uint64_t time_calls_ns(calib_fn fn, unsigned int n, uint64_t *least)
  * The probed calls of every class, in CALIB_BLOCKS blocks
  * CALIB_BLOCK_GAP_NS apart: a vCPU's trap cost moves with its host from
  * one moment to the next, at times in steps, and calls made in one burst
- * see one moment. Their median is of all blocks;
- * how far the blocks' medians stray from each other, relative to a pair's
- * cost, goes to *rel_spread.
+ * see one moment. Their median is of all blocks; how far the blocks'
+ * medians stray from each other, relative to a pair's cost, goes to
+ * *rel_spread.
  */
 static int time_probed_blocks(uint64_t *median, uint64_t *least, const uint64_t *bare, double *rel_spread)
 {

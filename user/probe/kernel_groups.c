@@ -179,16 +179,18 @@ static int name_cgroup(struct kernel_groups *kg, const struct kernel_maps *km, _
 	struct timespec wait = { 0, CGROUP_META_WAIT_NS };
 	struct cgroup_meta m;
 	size_t end;
+	bool written;
 	int tries = 1;
 
 	g->cgroup_id = id;
-	while (!cgroup_meta_written(kg, km, id, &m) && tries++ < CGROUP_META_TRIES) {
+	while (!(written = cgroup_meta_written(kg, km, id, &m)) && tries++ < CGROUP_META_TRIES) {
 		if (kg->meta_wait)
 			kg->meta_wait(kg->meta_wait_ctx);
 		else
 			nanosleep(&wait, NULL);
 	}
-	if (bpf_map_lookup_elem(km->cgroup_meta_fd, &id, &m))
+	/* Still empty: named from what there is (the root's path), or without a path. */
+	if (!written && bpf_map_lookup_elem(km->cgroup_meta_fd, &id, &m))
 		return 0;
 	cgroup_meta_path(&m, path, sizeof(path));
 	if (cgroup_path_container(path, cid, sizeof(cid), &end)) {
