@@ -125,31 +125,29 @@ static const struct func_profile *read_one(struct maps *m, bool placeholder, voi
 	return &row;
 }
 
-static void test_path_written_after_the_entry(void **state)
+/* A read that finds the path written between two lookups names the container; placeholder: over the empty one. */
+static void named_after_container(void **state, bool placeholder)
 {
 	struct maps *m = *state;
 	const struct func_profile *r;
 
 	if (!m)
 		skip();
-	r = read_one(m, false, write_meta_now, m);
+	r = read_one(m, placeholder, write_meta_now, m);
 	assert_int_equal(r->s.calls, 1009);
 	assert_non_null(r->group.container_id);
 	assert_string_equal(r->group.container_id, CONTAINER_ID);
 	free((char *)r->group.container_id);
 }
 
+static void test_path_written_after_the_entry(void **state)
+{
+	named_after_container(state, false);
+}
+
 static void test_path_being_written(void **state)
 {
-	struct maps *m = *state;
-	const struct func_profile *r;
-
-	if (!m)
-		skip();
-	r = read_one(m, true, write_meta_now, m);
-	assert_non_null(r->group.container_id);
-	assert_string_equal(r->group.container_id, CONTAINER_ID);
-	free((char *)r->group.container_id);
+	named_after_container(state, true);
 }
 
 static void test_path_never_written(void **state)

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 
 #include "probe/caller_names.h"
@@ -139,15 +138,6 @@ static int name_process(const struct kernel_maps *km, __u32 pid, struct attr_gro
 	return g->comm ? 0 : -ENOMEM;
 }
 
-/* The root cgroup's id (its directory's inode number, as every cgroup's); 0: no cgroup2 mount. */
-static uint64_t root_cgroup_id(void)
-{
-	char root[PATH_MAX_CG];
-	struct stat st;
-
-	return !cgroup2_mount(root, sizeof(root)) && !stat(root, &st) ? (uint64_t)st.st_ino : 0;
-}
-
 /*
  * The BPF side makes a group's entry at its first call, then writes its
  * cgroup's path (note_cgroup: an empty entry, then the names). A read in
@@ -168,7 +158,7 @@ static bool cgroup_meta_written(struct kernel_groups *kg, const struct kernel_ma
 	if (m->levels)
 		return true;
 	if (!kg->root_id)
-		kg->root_id = root_cgroup_id();
+		kg->root_id = cgroup_path_id("/");
 	return id == kg->root_id;
 }
 

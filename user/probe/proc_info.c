@@ -10,21 +10,28 @@
 #include "probe/cgroup_target.h"
 #include "probe/proc_info.h"
 
-static uint64_t cgroup_id_of(pid_t pid)
+uint64_t cgroup_path_id(const char *rel)
 {
 	/* Found once: the hierarchy does not move while we run. */
 	static char mnt[PATH_MAX];
 	static int mnt_err = 1;
-	char rel[PATH_MAX], dir[2 * PATH_MAX];
+	char dir[2 * PATH_MAX];
 	struct stat st;
 
 	if (mnt_err > 0)
 		mnt_err = cgroup2_mount(mnt, sizeof(mnt));
-	if (mnt_err || proc_cgroup2_path(pid, rel, sizeof(rel)))
+	if (mnt_err)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
 	/* A cgroup's id is its directory's inode number. */
 	return !stat(dir, &st) && S_ISDIR(st.st_mode) ? (uint64_t)st.st_ino : 0;
+}
+
+static uint64_t cgroup_id_of(pid_t pid)
+{
+	char rel[PATH_MAX];
+
+	return proc_cgroup2_path(pid, rel, sizeof(rel)) ? 0 : cgroup_path_id(rel);
 }
 
 int proc_info_read(pid_t pid, char *comm, size_t comm_sz, uint64_t *cgroup_id)

@@ -14,6 +14,9 @@
  */
 int proc_info_read(pid_t pid, char *comm, size_t comm_sz, uint64_t *cgroup_id);
 
+/* The id of the cgroup at rel ("/a/b"; "/" the root) under the v2 mount; 0 when there is none. */
+uint64_t cgroup_path_id(const char *rel);
+
 /*
  * When the process started, in clock ticks after boot (/proc/PID/stat's
  * field 22): with the pid, what tells a process from a later one that
