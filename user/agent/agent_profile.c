@@ -164,7 +164,7 @@ static int publish_row(struct agent_profile *p, size_t func, struct group_cell *
 	}
 	series_add_scaled_diff(&exact, v, &c->off, 1.0);
 	metrics_registry__set(p->reg, c->series_id, &exact);
-	sampled_cell__published(c, v, p->last_read);
+	sampled_cell__published(c, v, p->pl.last_read);
 	return 0;
 }
 
@@ -193,10 +193,10 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 	long id;
 	int ret;
 
-	if (p->fs[func].sampled) {
+	if (p->pl.fs[func].sampled) {
 		series_add_scaled_diff(&c->off, v, &c->at_sample, 1.0);
 		/* Back into the links: its sampled series ends where its estimate has run to. */
-		sampled_cell__enter_links(c, v, p->last_read);
+		sampled_cell__enter_links(c, v, p->pl.last_read);
 		if (c->sampled_id >= 0)
 			metrics_registry__set(p->reg, c->sampled_id, &c->shown);
 		return 0;
@@ -208,7 +208,7 @@ static int move_row(struct agent_profile *p, size_t func, struct group_cell *c, 
 	 * between windows: a burst that made the agent react goes on unseen,
 	 * and a window that then finds it over says so (window_close_row).
 	 */
-	sampled_cell__leave_links(c, v, p->last_read, p->fs[func].linked_since);
+	sampled_cell__leave_links(c, v, p->pl.last_read, p->pl.fs[func].linked_since);
 	ret = publish_row(p, func, c, grp, r, v);
 	if (ret)
 		return ret;
@@ -264,10 +264,10 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 	 * links already have.
 	 */
 	for (size_t i = 0; i < p->n; i++)
-		p->mask[i] = to_sample[i] != p->fs[i].sampled;
+		p->mask[i] = to_sample[i] != p->pl.fs[i].sampled;
 	ret = profile_for_rows(p, p->mask, move_row);
 	for (size_t i = 0; i < p->n; i++) {
-		if (to_sample[i] == p->fs[i].sampled)
+		if (to_sample[i] == p->pl.fs[i].sampled)
 			continue;
 		/*
 		 * Its cost as the side it leaves saw it, until the other reads it;
@@ -275,8 +275,8 @@ static int relink(struct agent_profile *p, const bool *to_sample, double now)
 		 * calls were none of the links'.
 		 */
 		if (to_sample[i])
-			windows__sampled_from(&p->win, i, now, p->fs[i].link_cost_ns_per_s);
-		func_plan__moved(&p->fs[i], to_sample[i], now, p->win.fn[i].cost_ns_per_s, p->calls[i]);
+			windows__sampled_from(&p->win, i, now, p->pl.fs[i].link_cost_ns_per_s);
+		agent_plan__moved(&p->pl, i, to_sample[i], now, p->win.fn[i].cost_ns_per_s, p->calls[i]);
 		if (p->o.verbose && !profile_read_raw(p, i, &v, &f))
 			agent_log("move", "function=%s to=%s cost_ms_per_s=%.3f", f.func, to_sample[i] ? "sampled" : "links",
 				  profile_cost(p, i) / 1e6);
@@ -311,8 +311,8 @@ static void log_budget(const struct agent_profile *p)
 {
 	agent_log("budget", "sampled=%zu attached=%zu budget_ms_per_s=%.2f exact_ms_per_s=%.2f sampled_full_ms_per_s=%.2f "
 		  "duty=%.4f period_s=%.2f call_cost_ns=%.0f install_ms_per_s=%.2f gap_ms=%.1f",
-		  p->bplan.nr_sampled, p->n - p->bplan.nr_sampled, p->o.budget.budget_ns_per_s / 1e6,
-		  p->bplan.exact_ns_per_s / 1e6, p->bplan.sampled_ns_per_s / 1e6, p->bplan.duty, p->bplan.period_s,
+		  p->pl.bp.nr_sampled, p->n - p->pl.bp.nr_sampled, p->o.budget.budget_ns_per_s / 1e6,
+		  p->pl.bp.exact_ns_per_s / 1e6, p->pl.bp.sampled_ns_per_s / 1e6, p->pl.bp.duty, p->pl.bp.period_s,
 		  p->st.call_cost_ns, p->st.install_ns_per_s / 1e6, p->st.relink_gap_s_total * 1e3);
 }
 
@@ -324,7 +324,7 @@ static void update_call_cost(struct agent_profile *p, uint64_t total_calls)
 	session__probe_runtime(p->s, &run_ns, &runs);
 	if (total_calls > p->last_total_calls + 1000 && run_ns > p->last_run_ns)
 		p->cc.prog_ns = (double)(run_ns - p->last_run_ns) / (double)(total_calls - p->last_total_calls);
-	p->st.call_cost_ns = p->mix_trap_ns + p->cc.prog_ns;
+	p->st.call_cost_ns = p->pl.mix_trap_ns + p->cc.prog_ns;
 	p->st.probe_run_ns = run_ns;
 	p->st.probe_runs = runs;
 	p->last_run_ns = run_ns;
@@ -336,26 +336,19 @@ static void install_stats(struct agent_profile *p)
 {
 	p->st.mappings_counted = p->inst.counting;
 	p->st.mappings = p->inst.total;
-	p->st.install_ns_per_s = func_plan__install_ns(p->fs, p->n, &p->inst);
+	p->st.install_ns_per_s = func_plan__install_ns(p->pl.fs, p->n, &p->inst);
 }
 
-/*
- * shed_only: a reaction between refreshes, whose costs are those of a few
- * ms, sends no function back into the links (a function the burst did not
- * call in those ms is not cheap for that).
- */
-static int plan_budget(struct agent_profile *p, double now, bool shed_only)
+/* The plan's moves, when it made any: the links set, the budget logged. */
+static int apply_moves(struct agent_profile *p, const struct plan_actions *a, double now)
 {
-	struct plan_world w = { .now = now, .shed_only = shed_only, .win = p->win.fn, .inst = &p->inst };
-	struct plan_scratch scratch = { .cost = p->cost, .held = p->mask, .keep = p->keep };
 	int ret;
 
-	func_plan__budget(&p->o.budget, p->fs, p->n, &w, &scratch, p->plan, &p->bplan);
-	p->st.expected_ns_per_s = p->bplan.expected_ns_per_s;
-	if (!p->bplan.changed)
+	p->st.expected_ns_per_s = p->pl.bp.expected_ns_per_s;
+	if (!a->to_sample)
 		return 0;
-	ret = relink(p, p->plan, now);
-	p->st.sampled = p->bplan.nr_sampled;
+	ret = relink(p, a->to_sample, now);
+	p->st.sampled = a->nr_sampled;
 	install_stats(p);
 	log_budget(p);
 	return ret;
@@ -394,102 +387,119 @@ static void collect(struct agent_profile *p, double now, bool final)
 	agent_log("collect", "series_retired=%zu kernel_entries_freed=%d containers=%zu", retired, freed, groups);
 }
 
-/* The exact functions' calls since the last read, as costs per second over the time since `since`. */
-static int read_costs(struct agent_profile *p, double now, double since)
+/*
+ * The world for one step of the plan: the kernel's entries of every
+ * function (after every function's, so that an entry between the two
+ * reads shows as one since, not as quiet), the costs, the windows'
+ * readings, the mappings.
+ */
+static int read_snapshot(struct agent_profile *p, enum plan_ask ask, double now, struct plan_snapshot *s,
+			 uint64_t *all)
 {
-	/* Before the functions' counts: an entry between the two reads shows as one since, not as quiet. */
-	uint64_t all = session__all_calls(p->s);
-	struct plan_read r;
-	int ret = session__read_calls(p->s, p->calls);
+	*s = (struct plan_snapshot){
+		.ask = ask,
+		.now = now,
+		.calib = p->calib.state,
+		.window_busy = windows__busy(&p->win),
+		.quiet_t = p->trip.quiet_t,
+		.calls = p->calls,
+		.cc = p->cc,
+		.win = p->win.fn,
+		.inst = &p->inst,
+	};
+	if (ask == PLAN_FRESH)
+		return 0;
+	*all = session__all_calls(p->s);
+	return session__read_calls(p->s, p->calls);
+}
 
-	if (ret)
-		return ret;
-	func_plan__read(p->fs, p->n, p->calls, now - since, &p->cc, &r);
-	if (r.new_calls > 0)
-		p->mix_trap_ns = r.trap_ns;
-	update_call_cost(p, r.total);
-	p->last_read = now;
+/* What the read told besides the plan: the programs' cost per call, the cheap check's baseline. */
+static void counts_read(struct agent_profile *p, double now, uint64_t all)
+{
+	update_call_cost(p, p->pl.total);
 	trip__read(&p->trip, now, all);
-	return 0;
 }
 
 /*
- * The exact series from the kernel's aggregates (of the functions called
- * since they were last brought up to date, or all of them), and the
+ * The exact series the plan marked, from the kernel's aggregates, and the
  * sampled ones run on to now: one walk of the aggregates each, when any.
  */
-static int publish_series(struct agent_profile *p, bool all)
+static int publish_series(struct agent_profile *p, const struct plan_actions *a)
 {
-	bool any = false;
 	int ret;
 
-	for (size_t i = 0; i < p->n; i++) {
-		p->mask[i] = (all || p->fs[i].unpublished) && !p->fs[i].sampled;
-		any |= p->mask[i];
-	}
-	if (any) {
-		ret = profile_for_rows(p, p->mask, publish_row);
+	if (a->publish) {
+		ret = profile_for_rows(p, a->publish, publish_row);
 		if (ret)
 			return ret;
-		for (size_t i = 0; i < p->n; i++)
-			p->fs[i].unpublished = false;
+		agent_plan__published(&p->pl);
 	}
-	any = false;
-	for (size_t i = 0; i < p->n; i++) {
-		p->mask[i] = p->fs[i].sampled;
-		any |= p->mask[i];
-	}
-	return any ? profile_for_rows(p, p->mask, project_row) : 0;
+	if (!a->project)
+		return 0;
+	for (size_t i = 0; i < p->n; i++)
+		p->mask[i] = p->pl.fs[i].sampled;
+	return profile_for_rows(p, p->mask, project_row);
+}
+
+/* The cold start is over: the functions are where they stay. */
+static void end_cold_start(struct agent_profile *p, double now)
+{
+	p->calib.state = CALIB_OFF;
+	p->calibrated = true;
+	/* The cold start's own mappings (install_cost__calibrate) bring no new workload. */
+	if (p->o.budget_on)
+		scans__cold_start_over(p, now);
+	else
+		scans__rebase(p);
 }
 
 int agent_profile__tick(struct agent_profile *p, double now, bool final)
 {
+	enum plan_ask ask = final ? PLAN_FINAL : PLAN_REFRESH;
+	struct plan_snapshot snap;
+	struct plan_actions a;
+	uint64_t all;
 	int ret;
 
-	/* A window's reads and the exact ones must not interleave: the refresh waits for its close, the flush closes it. */
-	if (windows__busy(&p->win) && !final)
+	if (agent_plan__waits(ask, windows__busy(&p->win)))
 		return -EAGAIN;
+	/* The flush closes a window a final refresh finds open. */
 	windows__flush(p);
-	/* Over the whole interval: a burst the check let pass is judged by what it cost in it. */
-	ret = read_costs(p, now, p->last_read);
+	/* Before the plan, which weighs what linking costs the mappings. */
+	install_cost__update(&p->inst, p->s, now);
+	ret = read_snapshot(p, ask, now, &snap, &all);
 	if (ret)
 		return ret;
+	agent_plan__step(&p->pl, &snap, &a);
+	counts_read(p, now, all);
 	trip__refreshed(&p->trip);
-	ret = publish_series(p, false);
+	ret = publish_series(p, &a);
 	if (ret)
 		return ret;
 	session__read_totals(p->s, &p->tot);
 	p->st.group_overflow = p->tot.group_overflow;
-	install_cost__update(&p->inst, p->s, now);
 	install_stats(p);
 	scans__mappings(p, now);
 	collect(p, now, final);
 	p->last_tick = now;
-	/* The batches first: a plan before every function is measured would relink at each one. */
-	if (p->o.budget_on && !final && p->calib.state != CALIB_BATCHES)
-		ret = plan_budget(p, now, false);
-	/* A plan made from measured costs: the functions are where they stay. */
-	if (p->calib.state == CALIB_PLAN_DUE || !p->o.budget_on) {
-		p->calib.state = CALIB_OFF;
-		p->calibrated = true;
-		/* The cold start's own mappings (install_cost__calibrate) bring no new workload. */
-		if (p->o.budget_on)
-			scans__cold_start_over(p, now);
-		else
-			scans__rebase(p);
-	}
+	ret = apply_moves(p, &a, now);
+	if (a.end_cold_start)
+		end_cold_start(p, now);
 	metrics_registry__settle(p->reg);
 	return ret;
 }
 
 int agent_profile__fresh(struct agent_profile *p)
 {
+	struct plan_snapshot snap;
+	struct plan_actions a;
 	int ret;
 
-	if (windows__busy(&p->win))
+	if (agent_plan__waits(PLAN_FRESH, windows__busy(&p->win)))
 		return -EAGAIN;
-	/* Every exact function: no read of the calls since the refresh says which were called. */
-	ret = publish_series(p, true);
+	read_snapshot(p, PLAN_FRESH, p->pl.last_read, &snap, NULL);
+	agent_plan__step(&p->pl, &snap, &a);
+	ret = publish_series(p, &a);
 	/* A function called for the first time since the refresh: its series exposed now. */
 	metrics_registry__settle(p->reg);
 	return ret;
@@ -497,20 +507,21 @@ int agent_profile__fresh(struct agent_profile *p)
 
 int agent_profile__react(struct agent_profile *p, double now)
 {
+	struct plan_snapshot snap;
+	struct plan_actions a;
+	uint64_t all;
 	int ret;
 
-	if (windows__busy(&p->win) || p->calib.state != CALIB_OFF)
+	if (!agent_plan__may_react(&p->pl, p->calib.state, windows__busy(&p->win)))
 		return 0;
-	/*
-	 * No function was entered between the last read and quiet_t (the check
-	 * saw no entry): the burst's calls are spread over the time since
-	 * then, or a hot start after a quiet second would look many times cheaper.
-	 */
-	ret = read_costs(p, now, fmax(p->last_read, p->trip.quiet_t));
-	if (!ret)
-		ret = plan_budget(p, now, true);
+	ret = read_snapshot(p, PLAN_REACT, now, &snap, &all);
+	if (!ret) {
+		agent_plan__step(&p->pl, &snap, &a);
+		counts_read(p, now, all);
+		ret = apply_moves(p, &a, now);
+	}
 	/* While a relink is pending, the functions it takes out still fire: that is no reason to look less often. */
-	trip__reacted(&p->trip, p->bplan.changed || p->relinking);
+	trip__reacted(&p->trip, p->pl.bp.changed || p->relinking);
 	return ret;
 }
 
@@ -522,10 +533,10 @@ double agent_profile__check_s(const struct agent_profile *p)
 /* The cheap check (profile_trip.h): one read of every function's entries. */
 bool agent_profile__over_budget(struct agent_profile *p, double now)
 {
-	if (!p->o.budget_on || p->calib.state != CALIB_OFF || windows__busy(&p->win))
+	if (!agent_plan__may_react(&p->pl, p->calib.state, windows__busy(&p->win)))
 		return false;
 	return trip__check(&p->trip, now, session__all_calls(p->s), p->last_tick, p->o.budget.budget_ns_per_s,
-			   p->mix_trap_ns + p->cc.prog_ns);
+			   p->pl.mix_trap_ns + p->cc.prog_ns);
 }
 
 double agent_profile__windows(struct agent_profile *p, double now)
@@ -604,7 +615,7 @@ static int mark_named(struct agent_profile *p, char *err, size_t err_sz)
 
 			if (fnmatch(glob, f->name, 0) && (!f->demangled || fnmatch(glob, f->demangled, 0)))
 				continue;
-			p->fs[i].named = true;
+			p->pl.fs[i].named = true;
 			found++;
 		}
 		if (!found) {
@@ -656,16 +667,15 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 		group_series__set_lookup(p->groups, kubelet_lookup, p);
 	if (p->o.callers && !(p->callers_k = caller_labels__new(p->n, p->o.callers)))
 		return -ENOMEM;
-	p->fs = calloc(p->n, sizeof(*p->fs));
 	p->calls = calloc(p->n, sizeof(*p->calls));
 	p->mask = calloc(p->n, sizeof(*p->mask));
-	p->plan = calloc(p->n, sizeof(*p->plan));
-	p->cost = calloc(p->n, sizeof(*p->cost));
-	p->keep = calloc(p->n, sizeof(*p->keep));
 	p->hist = calloc(HIST_BUCKETS, sizeof(*p->hist));
-	if (!p->fs || !p->calls || !p->mask || !p->plan || !p->cost || !p->keep || !p->hist)
+	if (!p->calls || !p->mask || !p->hist)
 		return -ENOMEM;
+	/* The windows' length is the attach mode's: the budget's options are complete after it. */
 	ret = windows__init(p);
+	if (!ret)
+		ret = agent_plan__init(&p->pl, p->n, p->o.budget_on, &p->o.budget, mono_seconds());
 	if (!ret)
 		ret = calib__init(&p->calib, p->n);
 	if (ret)
@@ -673,8 +683,8 @@ static int setup(struct agent_profile *p, char *err, size_t err_sz)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct probe_func *f = &session__table(p->s)->funcs[i];
 
-		p->fs[i].cls = f->stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
-		p->fs[i].lib = f->lib;
+		p->pl.fs[i].cls = f->stepped ? DLPROF_PROBE_STEPPED : DLPROF_PROBE_EMULATED;
+		p->pl.fs[i].lib = f->lib;
 	}
 	ret = mark_named(p, err, err_sz);
 	if (ret)
@@ -721,8 +731,8 @@ static void set_trap_costs(struct agent_profile *p)
 	 */
 	if (p->cc.prog_ns <= 0 && strcmp(source, "calibrated"))
 		p->cc.prog_ns = p->cc.trap_ns[DLPROF_PROBE_EMULATED];
-	p->mix_trap_ns = p->cc.trap_ns[DLPROF_PROBE_EMULATED];
-	p->st.call_cost_ns = p->mix_trap_ns + p->cc.prog_ns;
+	p->pl.mix_trap_ns = p->cc.trap_ns[DLPROF_PROBE_EMULATED];
+	p->st.call_cost_ns = p->pl.mix_trap_ns + p->cc.prog_ns;
 	agent_log("budget", "trap_ns_%s=%.0f trap_ns_%s=%.0f prog_ns=%.0f source=%s",
 		  probe_class_name(DLPROF_PROBE_EMULATED), p->cc.trap_ns[DLPROF_PROBE_EMULATED],
 		  probe_class_name(DLPROF_PROBE_STEPPED), p->cc.trap_ns[DLPROF_PROBE_STEPPED], p->cc.prog_ns, source);
@@ -735,12 +745,9 @@ static void set_trap_costs(struct agent_profile *p)
  */
 static void start_cold(struct agent_profile *p, double now)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		p->fs[i].sampled = true;
-		p->fs[i].sampled_since = -INFINITY;
+	agent_plan__start_cold(&p->pl);
+	for (size_t i = 0; i < p->n; i++)
 		windows__sampled_from(&p->win, i, now, 0);
-	}
-	p->bplan.nr_sampled = p->n;
 	p->st.sampled = p->n;
 	calib__start(&p->calib, p->n, now + WINDOW_BASELINE_S);
 	agent_log("budget", "cold_start=true sampled=%zu batch=%zu window_ms=%.0f first_window_s=%.1f", p->n,
@@ -776,9 +783,9 @@ struct agent_profile *agent_profile__start(const struct agent_profile_opts *o, s
 	p->st.attach_s = p->tot.attach_ms / 1e3;
 	p->st.budget_ns_per_s = o->budget_on ? o->budget.budget_ns_per_s : 0;
 	set_trap_costs(p);
-	p->last_tick = p->last_read = mono_seconds();
+	p->last_tick = p->pl.last_read = mono_seconds();
 	for (size_t i = 0; i < p->n; i++)
-		p->fs[i].linked_since = p->last_tick;
+		p->pl.fs[i].linked_since = p->last_tick;
 	windows__rebase(p);
 	session__probe_runtime(p->s, &p->last_run_ns, &(uint64_t){ 0 });
 	trip__init(&p->trip, p->last_tick, session__all_calls(p->s));
@@ -821,13 +828,10 @@ void agent_profile__free(struct agent_profile *p)
 	group_series__free(p->groups);
 	caller_labels__free(p->callers_k);
 	kubelet_pods_free(&p->kpods);
-	free(p->fs);
+	agent_plan__free(&p->pl);
 	free(p->calls);
 	free(p->mask);
 	calib__free(&p->calib);
-	free(p->plan);
-	free(p->cost);
-	free(p->keep);
 	free(p->hist);
 	install_cost__free(&p->inst);
 	free(p);

@@ -5,7 +5,8 @@
  * keeps its own state in its own struct and file: the cold start's
  * batches (profile_calib.h), the sampling windows (profile_windows.h),
  * the scans of idle sampled functions (profile_scans.h) and the cheap
- * check between refreshes (profile_trip.h). A function's own state is
+ * check between refreshes (profile_trip.h); the refreshes' and
+ * reactions' decisions are agent_plan.h's, pure. A function's own state is
  * split the same way: struct func_plan is the refreshes' plan's (linked
  * or sampled, and its cost as the links read it; func_plan.h, pure),
  * struct window_func the windows' (their reading of its cost, how far its
@@ -16,6 +17,7 @@
 #ifndef DLPROF_AGENT_PROFILE_INTERNAL_H
 #define DLPROF_AGENT_PROFILE_INTERNAL_H
 
+#include "agent/agent_plan.h"
 #include "agent/agent_profile.h"
 #include "agent/caller_labels.h"
 #include "agent/func_plan.h"
@@ -39,24 +41,18 @@ struct agent_profile {
 	struct kubelet_pods kpods;	/* the kubelet's last pod list */
 	double kubelet_t;		/* when it was last asked; 0: never */
 	size_t n;
-	struct func_plan *fs;		/* where each function is, as the refreshes plan it */
+	struct agent_plan pl;		/* where each function is, as the refreshes plan it (agent_plan.h) */
 	uint64_t *calls;
 	bool *mask;			/* scratch: which functions a link set holds */
-	double *cost;			/* scratch: budget input */
-	bool *plan;			/* scratch: budget output */
-	unsigned char *keep;		/* scratch: budget input (enum budget_keep) */
 	__u64 *hist;			/* scratch: HIST_BUCKETS */
-	struct budget_plan bplan;
 	struct agent_profile_stats st;
 	double last_tick;
-	double last_read;		/* the calls were last read (a refresh or a reaction) */
 	uint64_t last_run_ns, last_total_calls;
 	struct session_totals tot;
 	bool calibrated;		/* the plan after the first windows is made (cold start over) */
 	bool relinking;			/* a relink begun: its old links still closing */
 	double relink_t0;		/* when the first of its plans began it */
 	struct call_cost cc;		/* a probed call: the kernel's part per class, the programs' (bpf_stats) */
-	double mix_trap_ns;		/* the trap part of the exact functions' last calls, weighted by them */
 	struct install_cost inst;	/* what the linked functions cost the processes that map their libraries */
 	struct profile_calib calib;
 	struct profile_windows win;
@@ -81,13 +77,13 @@ void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id
 /* What probing function i full time costs per second: the links' reading of it, or its windows'. */
 static inline double profile_cost(const struct agent_profile *p, size_t i)
 {
-	return func_plan__cost(&p->fs[i], &p->win.fn[i]);
+	return func_plan__cost(&p->pl.fs[i], &p->win.fn[i]);
 }
 
 /* What probing function i costs per call: its class's trap and the programs' time. */
 static inline double profile_call_ns(const struct agent_profile *p, size_t i)
 {
-	return call_cost__ns(&p->cc, p->fs[i].cls);
+	return call_cost__ns(&p->cc, p->pl.fs[i].cls);
 }
 
 #endif /* DLPROF_AGENT_PROFILE_INTERNAL_H */

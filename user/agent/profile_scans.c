@@ -26,7 +26,7 @@
 
 bool scans__idle(const struct agent_profile *p, size_t i)
 {
-	return p->fs[i].sampled && p->win.fn[i].cost_ns_per_s <= 0;
+	return p->pl.fs[i].sampled && p->win.fn[i].cost_ns_per_s <= 0;
 }
 
 /* A process mapped a probed library: one turn of scans over the idle functions at the idle rate. */

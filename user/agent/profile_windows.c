@@ -267,10 +267,10 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
  */
 static double sample_calls_max(const struct agent_profile *p)
 {
-	double call_ns = fmax(p->win.sampled_call_ns, p->mix_trap_ns + p->cc.prog_ns);
-	double left = p->o.budget.budget_ns_per_s - p->bplan.exact_ns_per_s;
+	double call_ns = fmax(p->win.sampled_call_ns, p->pl.mix_trap_ns + p->cc.prog_ns);
+	double left = p->o.budget.budget_ns_per_s - p->pl.bp.exact_ns_per_s;
 
-	return fmax(left * p->bplan.period_s / call_ns, WINDOW_ENOUGH_CALLS);
+	return fmax(left * p->pl.bp.period_s / call_ns, WINDOW_ENOUGH_CALLS);
 }
 
 /* A sampling window's functions: every sampled one seen called. */
@@ -279,7 +279,7 @@ static size_t sample_pick(struct agent_profile *p, bool *in)
 	size_t funcs = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
-		in[i] = p->fs[i].sampled && !scans__idle(p, i);
+		in[i] = p->pl.fs[i].sampled && !scans__idle(p, i);
 		funcs += in[i];
 	}
 	return funcs;
@@ -292,12 +292,12 @@ static double sample_len_s(const struct agent_profile *p)
 
 static void sample_opened(struct agent_profile *p)
 {
-	p->win.next = window_next_sample_opened(p->win.t0, p->bplan.period_s);
+	p->win.next = window_next_sample_opened(p->win.t0, p->pl.bp.period_s);
 }
 
 static void sample_later(struct agent_profile *p, double now)
 {
-	p->win.next = window_next_sample_later(now, p->bplan.period_s);
+	p->win.next = window_next_sample_later(now, p->pl.bp.period_s);
 }
 
 void windows__count(struct agent_profile *p, double t1)
@@ -313,7 +313,7 @@ static void sample_closed(struct agent_profile *p, double t1)
 
 	windows__count(p, t1);
 	w->next = window_next_sample_closed(w->next, w->open_t, w->end, t1, mono_seconds(), w->close_probed,
-					    p->bplan.duty, p->bplan.period_s);
+					    p->pl.bp.duty, p->pl.bp.period_s);
 }
 
 static double sample_next(const struct agent_profile *p)
@@ -538,7 +538,7 @@ static void read_snapshot(struct agent_profile *p, double now, bool batches, boo
 
 	*s = (struct window_snapshot){
 		.now = now,
-		.any_sampled = p->bplan.nr_sampled > 0,
+		.any_sampled = p->pl.bp.nr_sampled > 0,
 		.batches = batches,
 		.plan_due = p->calib.state == CALIB_PLAN_DUE,
 		.next = (batches ? &calib_window : &sample_window)->next(p),
