@@ -13,6 +13,7 @@
 #include "elf/lib_resolve.h"
 #include "probe/copy_funcs.h"
 #include "probe/detacher.h"
+#include "probe/idle_copies.h"
 #include "probe/lib_copies.h"
 #include "probe/probe_attach.h"
 #include "util/array.h"
@@ -636,32 +637,22 @@ static void detach_copy(struct lib_copies *c, struct lib_copy *copy)
 	forget_ids(c, copy);
 }
 
-static size_t nr_idle(const struct lib_copies *c)
+/* The set's idle copies, as the policy (probe/idle_copies.h) counts them. */
+static struct idle_copies count_idle(const struct lib_copies *c)
 {
-	size_t n = 0;
+	struct idle_copies idle = {};
 
 	for (size_t i = 0; i < c->nr_copies; i++)
-		n += c->copies[i].info.idle;
-	return n;
+		idle_copies__count(&idle, i, c->copies[i].info.idle, c->copies[i].idle_since);
+	return idle;
 }
 
-/* Room for one more idle copy: the one idle the longest is detached when the limit is reached. */
-static bool make_idle_room(struct lib_copies *c)
+static void evict_idle(struct lib_copies *c, struct lib_copy *oldest)
 {
-	struct lib_copy *oldest = NULL;
-
-	if (!c->max_idle)
-		return false;
-	if (nr_idle(c) < c->max_idle)
-		return true;
-	for (size_t i = 0; i < c->nr_copies; i++)
-		if (c->copies[i].info.idle && (!oldest || c->copies[i].idle_since < oldest->idle_since))
-			oldest = &c->copies[i];
 	detach_copy(c, oldest);
 	notemsg("detached copy %s, dev %u:%u inode %lu: idle the longest of %zu idle copies, the most kept",
 		oldest->display, major(oldest->info.dev), minor(oldest->info.dev), (unsigned long)oldest->info.ino,
 		c->max_idle);
-	return true;
 }
 
 /*
@@ -673,8 +664,15 @@ static bool make_idle_room(struct lib_copies *c)
  */
 static bool keep_idle(struct lib_copies *c, struct lib_copy *copy)
 {
-	if (!file_remains(copy) || !make_idle_room(c))
+	struct idle_copies idle = count_idle(c);
+	enum idle_decision d;
+	size_t evict;
+
+	d = idle_copies__release(&idle, c->max_idle, file_remains(copy), &evict);
+	if (d == IDLE_DETACH)
 		return false;
+	if (d == IDLE_KEEP_EVICT)
+		evict_idle(c, &c->copies[evict]);
 	copy->info.idle = true;
 	copy->idle_since = mono_seconds();
 	forget_ids(c, copy);
@@ -763,6 +761,7 @@ int lib_copies__replaced(struct lib_copies *c, size_t lib, const char *path)
 
 int lib_copies__add_image_file(struct lib_copies *c, const char *path, const char *display)
 {
+	struct idle_copies idle;
 	struct lib_copy *copy;
 	dev_t dev;
 	ino_t ino;
@@ -770,7 +769,8 @@ int lib_copies__add_image_file(struct lib_copies *c, const char *path, const cha
 
 	if (primary_of(c, path_base(display)) < 0 || real_inode_of(path, &dev, &ino) || find_copy(c, dev, ino))
 		return 0;
-	if (nr_idle(c) >= c->max_idle)
+	idle = count_idle(c);
+	if (!idle_copies__room(&idle, c->max_idle))
 		return -ENOSPC;
 	err = add_copy(c, path, display, 0, dev, ino, &(struct seen_id){ dev, ino }, 0, COPY_IMAGE);
 	copy = &c->copies[c->nr_copies - 1];
@@ -814,7 +814,7 @@ size_t lib_copies__sweep(struct lib_copies *c)
 	for (size_t i = 0; i < c->nr_copies; i++) {
 		struct lib_copy *copy = &c->copies[i];
 
-		if (!copy->info.idle || file_remains(copy))
+		if (!copy->info.idle || idle_copies__sweep(file_remains(copy)) == IDLE_KEEP)
 			continue;
 		detach_copy(c, copy);
 		notemsg("detached copy %s, dev %u:%u inode %lu: its file is gone", copy->display,
@@ -822,7 +822,7 @@ size_t lib_copies__sweep(struct lib_copies *c)
 	}
 	for (size_t i = 0; i < c->nr_copies; i++)
 		held += c->copies[i].nr_holders > 0;
-	return nr_idle(c) + held;
+	return count_idle(c).nr_idle + held;
 }
 
 void lib_copies__set_max_idle(struct lib_copies *c, size_t max_idle)
