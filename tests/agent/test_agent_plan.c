@@ -344,6 +344,46 @@ static void test_react_sheds_only(void **state)
 	agent_plan__free(&w.pl);
 }
 
+/*
+ * The windows' turn, from the same snapshot: an open window past its end
+ * closes, its closed links are read, the next one opens when due; the
+ * functions' plan is left as it was.
+ */
+static void test_windows_turn(void **state)
+{
+	struct plan_snapshot s = { .ask = PLAN_WINDOWS, .calib = CALIB_OFF };
+	struct window_snapshot *ws = &s.windows;
+	struct plan_actions a;
+	struct world w;
+
+	(void)state;
+	world_init(&w, 2);
+	w.pl.fs[1].sampled = true;
+	*ws = (struct window_snapshot){ .now = 10, .clock = 10, .any_sampled = true, .next = 12, .scan_next = 1e9,
+					.open = true, .t0 = 9.99, .end = 10.015, .calls_max = 1e9, .check_s = 0.001 };
+	s.now = 10;
+	agent_plan__step(&w.pl, &s, &a);
+	assert_int_equal(a.window.what, WINDOW_WAIT);
+	assert_true(a.window.wake > 10 && a.window.wake <= 10.015 + 1e-9);
+	assert_null(a.publish);
+	assert_null(a.to_sample);
+
+	ws->now = ws->clock = s.now = 10.02;
+	agent_plan__step(&w.pl, &s, &a);
+	assert_int_equal(a.window.what, WINDOW_CLOSE_BEGIN);
+
+	*ws = (struct window_snapshot){ .now = 10.03, .clock = 10.03, .any_sampled = true, .next = 12,
+					.scan_next = 1e9, .closing = true, .closed = true };
+	agent_plan__step(&w.pl, &s, &a);
+	assert_int_equal(a.window.what, WINDOW_CLOSE_FINISH);
+
+	*ws = (struct window_snapshot){ .now = 12, .clock = 12, .any_sampled = true, .next = 12, .scan_next = 1e9 };
+	agent_plan__step(&w.pl, &s, &a);
+	assert_int_equal(a.window.what, WINDOW_OPEN_SAMPLE);
+	assert_true(w.pl.fs[1].sampled && !w.pl.fs[0].sampled);
+	agent_plan__free(&w.pl);
+}
+
 /* An open window holds every ask but the last refresh (which closes it); a reaction only once the cold start is over. */
 static void test_waits(void **state)
 {
@@ -395,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_asks_publish),
 		cmocka_unit_test(test_cold_start_and_final),
 		cmocka_unit_test(test_react_sheds_only),
+		cmocka_unit_test(test_windows_turn),
 		cmocka_unit_test(test_waits),
 	};
 

@@ -86,6 +86,10 @@ void agent_plan__step(struct agent_plan *pl, const struct plan_snapshot *s, stru
 	double since;
 
 	*a = (struct plan_actions){ .nr_sampled = pl->bp.nr_sampled };
+	if (s->ask == PLAN_WINDOWS) {
+		a->window = window_plan_step(&window_sched_default, &s->windows);
+		return;
+	}
 	if (s->ask == PLAN_FRESH) {
 		/* Every exact function: no read of the calls since the refresh says which were called. */
 		a->publish = mark_published(pl, true) ? pl->publish : NULL;

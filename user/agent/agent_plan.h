@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The refreshes' and reactions' policy, pure. At each refresh (and at a
- * reaction to a burst, and when a scrape asks for the series of now) the
- * driver (agent_profile.c) reads one snapshot of the world: the kernel's
- * entry counts of every function, the clock, what the windows know of the
- * sampled functions, what linking costs the mappings, the cold start's
- * state. It hands it to agent_plan__step(), which says what to do: the
- * exact series to bring up to date, whether the sampled ones run on to
- * now, where each function goes (the links to set) and whether the cold
- * start ends. The driver does it, and tells agent_plan__published() and
+ * The agent's policy, pure. At each step (a refresh, a reaction to a
+ * burst, a scrape that asks for the series of now, or a look at the
+ * sampling windows) the driver (agent_profile.c, profile_windows.c) reads
+ * one snapshot of the world: the kernel's entry counts of every function,
+ * the clock, what the windows know of the sampled functions, what linking
+ * costs the mappings, the cold start's state, the open window's calls and
+ * whether its links have closed. It hands it to agent_plan__step(), which
+ * says what to do: the exact series to bring up to date, whether the
+ * sampled ones run on to now, where each function goes (the links to
+ * set), whether the cold start ends, and which window to open or close.
+ * The driver does it, and tells agent_plan__published() and
  * agent_plan__moved() what was done. No clock, no session, no I/O: the
  * unit tests drive the same code the agent runs through made-up
  * timelines.
  *
- * Between refreshes the windows' schedule is window_plan.h's and the
- * cheap check is profile_trip.h's; this is asked first whether a step can
- * run at all while a window is open (agent_plan__waits).
+ * Under it: func_plan.h (each function's side and cost, and the budget's
+ * questions about it), window_plan.h (the windows' schedule). The cheap
+ * check between refreshes is profile_trip.h's; a step is asked first
+ * whether it can run at all while a window is open (agent_plan__waits).
  */
 #ifndef DLPROF_AGENT_AGENT_PLAN_H
 #define DLPROF_AGENT_AGENT_PLAN_H
@@ -29,6 +32,7 @@
 #include "agent/install_cost.h"
 #include "agent/profile_calib.h"
 #include "agent/window_func.h"
+#include "agent/window_plan.h"
 
 /* What the driver asks for. */
 enum plan_ask {
@@ -36,6 +40,7 @@ enum plan_ask {
 	PLAN_FINAL,			/* the last refresh: counts read and published, nothing moves */
 	PLAN_FRESH,			/* a scrape waits: every exact series brought up to date, no read of the counts */
 	PLAN_REACT,			/* the cheap check tripped: counts read, costly functions out of the links */
+	PLAN_WINDOWS,			/* the windows' turn: one to open or close, or when to look again */
 };
 
 /* The planner's own state; only agent_plan.c writes it. */
@@ -68,6 +73,8 @@ struct plan_snapshot {
 	struct call_cost cc;		/* what a probed call costs, by class */
 	const struct window_func *win;	/* the windows' reading of each function */
 	const struct install_cost *inst;	/* what the links cost the libraries' mappings; NULL: nothing */
+	/* PLAN_WINDOWS: the windows' state, their calls and links as the driver read them (window_plan.h). */
+	struct window_snapshot windows;
 };
 
 /* What to do, in this order. Its arrays are the planner's scratch, good until the next step. */
@@ -78,6 +85,7 @@ struct plan_actions {
 	size_t nr_sampled;		/* ... how many are then sampled */
 	bool end_cold_start;		/* the functions are where they stay: the cold start is over */
 	bool trap_measured;		/* the exact functions' calls gave a new trap mix (mix_trap_ns) */
+	struct window_action window;	/* PLAN_WINDOWS: the window to open or close, or when to look again */
 };
 
 /* n functions, the last read at now. 0 or -ENOMEM; fs[] zeroed: the driver sets each one's class and library. */

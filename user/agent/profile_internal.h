@@ -5,8 +5,8 @@
  * keeps its own state in its own struct and file: the cold start's
  * batches (profile_calib.h), the sampling windows (profile_windows.h),
  * the scans of idle sampled functions (profile_scans.h) and the cheap
- * check between refreshes (profile_trip.h); the refreshes' and
- * reactions' decisions are agent_plan.h's, pure. A function's own state is
+ * check between refreshes (profile_trip.h); what each step does is
+ * decided by agent_plan.h, pure, from one snapshot. A function's own state is
  * split the same way: struct func_plan is the refreshes' plan's (linked
  * or sampled, and its cost as the links read it; func_plan.h, pure),
  * struct window_func the windows' (their reading of its cost, how far its

@@ -532,10 +532,13 @@ static int close_window_finish(struct agent_profile *p)
  * them, and the step goes on as it began).
  */
 static void read_snapshot(struct agent_profile *p, double now, bool batches, bool tried_window, bool tried_scan,
-			  struct window_snapshot *s)
+			  struct plan_snapshot *snap)
 {
 	const struct profile_windows *w = &p->win;
+	struct window_snapshot *s = &snap->windows;
 
+	*snap = (struct plan_snapshot){ .ask = PLAN_WINDOWS, .now = now, .calib = p->calib.state,
+					.window_busy = windows__busy(w) };
 	*s = (struct window_snapshot){
 		.now = now,
 		.any_sampled = p->pl.bp.nr_sampled > 0,
@@ -565,11 +568,13 @@ double windows__step(struct agent_profile *p, double now)
 	bool batches = p->calib.state == CALIB_BATCHES, tried_window = false, tried_scan = false;
 
 	for (;;) {
-		struct window_snapshot s;
+		struct plan_snapshot s;
+		struct plan_actions plan;
 		struct window_action a;
 
 		read_snapshot(p, now, batches, tried_window, tried_scan, &s);
-		a = window_plan_step(&window_sched_default, &s);
+		agent_plan__step(&p->pl, &s, &plan);
+		a = plan.window;
 		switch (a.what) {
 		case WINDOW_WAIT:
 			p->win.check_s = a.check_s;
