@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A restart storm through the refreshes' pure halves, second by second
- * as the agent drives them: the mappings the kernel counts
- * (install_cost__count) make every linked function dearer, and the plan
- * (func_plan__budget, with budget_decide's rules) sheds and restores. A library of a few called functions
- * and hundreds of idle ones, then 100 containers that map it within two
- * seconds.
+ * A restart storm through the agent's planner, second by second as the
+ * agent drives it: the mappings the kernel counts (install_cost__count)
+ * make every linked function dearer, and each refresh's plan
+ * (agent_plan__step, with budget_decide's rules under it) sheds and
+ * restores. A library of a few called functions and hundreds of idle
+ * ones, then 100 containers that map it within two seconds.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "agent/func_plan.h"
+#include "agent/agent_plan.h"
 
 #define NR_FUNCS 600
 #define NR_CALLED 4
@@ -25,19 +25,18 @@ static const struct budget_opts opts = {
 	.budget_ns_per_s = 10e6, .window_s = 0.025, .min_duty = 0.001, .max_duty = 0.2,
 };
 
-/* The called functions' own cost (ns/s), the costliest first; the rest are never called. */
-static const double call_cost[NR_CALLED] = { 2e6, 5e5, 1e5, 5e4 };
+/* A probed call: 2,000 ns. */
+static const struct call_cost cc = { .trap_ns = { 1500, 9500 }, .prog_ns = 500 };
+/* The called functions' calls a second (their cost: 2, 0.5, 0.1 and 0.05 ms/s), the costliest first; the rest are never called. */
+static const uint64_t call_rate[NR_CALLED] = { 1000, 250, 50, 25 };
 
 struct storm {
 	struct install_cost inst;
 	double base_ns, rate;
 	uint64_t mappings, seen;
-	struct func_plan f[NR_FUNCS];
+	uint64_t calls[NR_FUNCS];	/* the kernel's entries of each */
 	struct window_func win[NR_FUNCS];
-	double cost[NR_FUNCS];
-	bool sampled[NR_FUNCS], held[NR_FUNCS];
-	unsigned char keep[NR_FUNCS];
-	struct budget_plan plan;
+	struct agent_plan pl;
 	int relinks;
 	int returns;			/* relinks that brought a function back */
 };
@@ -50,28 +49,46 @@ static void storm_init(struct storm *s)
 	s->inst.base_ns = &s->base_ns;
 	s->inst.rate = &s->rate;
 	s->inst.mappings = &s->seen;
-	/* The called functions' costs, as the links (or, sampled, their windows) read them. */
-	for (size_t i = 0; i < NR_CALLED; i++)
-		s->f[i].link_cost_ns_per_s = s->win[i].cost_ns_per_s = call_cost[i];
-	for (size_t i = 0; i < NR_FUNCS; i++)
+	assert_int_equal(agent_plan__init(&s->pl, NR_FUNCS, true, &opts, 0), 0);
+	for (size_t i = 0; i < NR_FUNCS; i++) {
+		s->pl.fs[i].cls = DLPROF_PROBE_EMULATED;
 		s->win[i].measured = true;
+	}
+	/* A sampled one's cost, as its windows read it. */
+	for (size_t i = 0; i < NR_CALLED; i++)
+		s->win[i].cost_ns_per_s = (double)call_rate[i] * call_cost__ns(&cc, DLPROF_PROBE_EMULATED);
 }
 
-/* One refresh at now, with the library mapped mappings times so far: as plan_budget() does it. */
+static void storm_free(struct storm *s)
+{
+	agent_plan__free(&s->pl);
+	free(s);
+}
+
+/* One second up to now, then the refresh at now, with the library mapped mappings times so far: as agent_profile.c does it. */
 static void refresh(struct storm *s, double now)
 {
-	struct plan_world w = { .now = now, .win = s->win, .inst = &s->inst };
-	struct plan_scratch scratch = { s->cost, s->held, s->keep };
+	struct plan_snapshot snap = {
+		.ask = PLAN_REFRESH, .now = now, .calib = CALIB_OFF, .calls = s->calls, .cc = cc, .win = s->win,
+		.inst = &s->inst,
+	};
+	struct plan_actions a;
 	bool back = false;
 
+	/* A linked one's calls are all counted; a sampled one's windows see few, none of them the links'. */
+	for (size_t i = 0; i < NR_CALLED; i++)
+		if (!s->pl.fs[i].sampled)
+			s->calls[i] += call_rate[i];
 	install_cost__count(&s->inst, &s->mappings, now);
-	func_plan__budget(&opts, s->f, NR_FUNCS, &w, &scratch, s->sampled, &s->plan);
-	if (!s->plan.changed)
+	agent_plan__step(&s->pl, &snap, &a);
+	if (a.publish)
+		agent_plan__published(&s->pl);
+	if (!a.to_sample)
 		return;
 	s->relinks++;
 	for (size_t i = 0; i < NR_FUNCS; i++) {
-		back |= s->f[i].sampled && !s->sampled[i];
-		func_plan__moved(&s->f[i], s->sampled[i], now, s->win[i].cost_ns_per_s, 0);
+		back |= s->pl.fs[i].sampled && !a.to_sample[i];
+		agent_plan__moved(&s->pl, i, a.to_sample[i], now, s->win[i].cost_ns_per_s, s->calls[i]);
 	}
 	s->returns += back;
 }
@@ -81,7 +98,7 @@ static size_t idle_linked(const struct storm *s)
 	size_t n = 0;
 
 	for (size_t i = NR_CALLED; i < NR_FUNCS; i++)
-		n += !s->sampled[i];
+		n += !s->pl.fs[i].sampled;
 	return n;
 }
 
@@ -99,7 +116,7 @@ static void test_a_storm_sheds_once_and_returns_called_first(void **state)
 		refresh(s, t);
 	assert_int_equal(s->relinks, 0);
 	assert_int_equal(idle_linked(s), NR_FUNCS - NR_CALLED);
-	assert_true(s->plan.expected_ns_per_s <= opts.budget_ns_per_s);
+	assert_true(s->pl.bp.expected_ns_per_s <= opts.budget_ns_per_s);
 
 	/* 100 containers in two seconds: the links cost every one of them. */
 	for (; t <= 32; t++) {
@@ -107,15 +124,15 @@ static void test_a_storm_sheds_once_and_returns_called_first(void **state)
 		refresh(s, t);
 	}
 	assert_int_equal(s->relinks, 1);
-	assert_true(s->plan.expected_ns_per_s <= opts.budget_ns_per_s);
+	assert_true(s->pl.bp.expected_ns_per_s <= opts.budget_ns_per_s);
 	/* The costliest called function went with the idle ones: the cheap called ones stayed exact. */
-	assert_true(s->sampled[0]);
-	assert_false(s->sampled[2] || s->sampled[3]);
+	assert_true(s->pl.fs[0].sampled);
+	assert_false(s->pl.fs[2].sampled || s->pl.fs[3].sampled);
 	idle_during = idle_linked(s);
 	assert_true(idle_during < (NR_FUNCS - NR_CALLED) / 2);
 
 	/* Quiet again: nothing moves while the sampled ones are held, whatever the rate does meanwhile. */
-	for (; t < s->f[0].sampled_since + BUDGET_HOLD_S; t++)
+	for (; t < s->pl.fs[0].sampled_since + BUDGET_HOLD_S; t++)
 		refresh(s, t);
 	assert_int_equal(s->relinks, 1);
 	/*
@@ -125,18 +142,18 @@ static void test_a_storm_sheds_once_and_returns_called_first(void **state)
 	 */
 	for (; t <= 32 + BUDGET_HOLD_S + 120; t++) {
 		refresh(s, t);
-		if (!called_back && !s->sampled[1])
+		if (!called_back && !s->pl.fs[1].sampled)
 			called_back = t;
 		if (!idle_back && idle_linked(s) > idle_during)
 			idle_back = t;
 	}
 	assert_true(called_back > 0 && idle_back > 0 && called_back <= idle_back);
-	assert_false(s->sampled[1] || s->sampled[2] || s->sampled[3]);
-	assert_true(s->sampled[0]);
-	assert_true(s->plan.exact_ns_per_s <= opts.budget_ns_per_s * BUDGET_TARGET);
+	assert_false(s->pl.fs[1].sampled || s->pl.fs[2].sampled || s->pl.fs[3].sampled);
+	assert_true(s->pl.fs[0].sampled);
+	assert_true(s->pl.bp.exact_ns_per_s <= opts.budget_ns_per_s * BUDGET_TARGET);
 	/* One relink to shed, one or two to return: no flapping per refresh. */
 	assert_in_range(s->relinks, 2, 3);
-	free(s);
+	storm_free(s);
 }
 
 static void test_storms_one_after_another_bring_nothing_back(void **state)
@@ -154,7 +171,7 @@ static void test_storms_one_after_another_bring_nothing_back(void **state)
 		if ((long)t % 20 < 2)
 			s->mappings += 50;
 		refresh(s, t);
-		assert_true(s->plan.expected_ns_per_s <= opts.budget_ns_per_s);
+		assert_true(s->pl.bp.expected_ns_per_s <= opts.budget_ns_per_s);
 	}
 	/*
 	 * Shed at the first storms (the rate rises with each); the quiet between
@@ -162,8 +179,8 @@ static void test_storms_one_after_another_bring_nothing_back(void **state)
 	 */
 	assert_in_range(s->relinks, 1, 3);
 	assert_int_equal(s->returns, 0);
-	assert_false(s->sampled[3]);
-	free(s);
+	assert_false(s->pl.fs[3].sampled);
+	storm_free(s);
 }
 
 int main(void)
