@@ -104,10 +104,8 @@ void agent_plan__step(struct agent_plan *pl, const struct plan_snapshot *s, stru
 	 */
 	since = s->ask == PLAN_REACT ? fmax(pl->last_read, s->quiet_t) : pl->last_read;
 	func_plan__read(pl->fs, pl->n, s->calls, s->now - since, &s->cc, &r);
-	if (r.new_calls > 0) {
+	if (r.new_calls > 0)
 		pl->mix_trap_ns = r.trap_ns;
-		a->trap_measured = true;
-	}
 	pl->total = r.total;
 	pl->last_read = s->now;
 	if (s->ask == PLAN_REACT) {

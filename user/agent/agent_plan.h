@@ -66,7 +66,6 @@ struct plan_snapshot {
 	enum plan_ask ask;
 	double now;
 	enum calib_state calib;		/* the cold start */
-	bool window_busy;		/* a window's links are in, or closing */
 	double quiet_t;			/* PLAN_REACT: no exact function was entered from the last read to then */
 	/* Read by the driver unless the ask is PLAN_FRESH: */
 	const uint64_t *calls;		/* the kernel's entries of each function */
@@ -84,7 +83,6 @@ struct plan_actions {
 	const bool *to_sample;		/* where each function goes (NULL: nowhere new) */
 	size_t nr_sampled;		/* ... how many are then sampled */
 	bool end_cold_start;		/* the functions are where they stay: the cold start is over */
-	bool trap_measured;		/* the exact functions' calls gave a new trap mix (mix_trap_ns) */
 	struct window_action window;	/* PLAN_WINDOWS: the window to open or close, or when to look again */
 };
 

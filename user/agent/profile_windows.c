@@ -537,8 +537,7 @@ static void read_snapshot(struct agent_profile *p, double now, bool batches, boo
 	const struct profile_windows *w = &p->win;
 	struct window_snapshot *s = &snap->windows;
 
-	*snap = (struct plan_snapshot){ .ask = PLAN_WINDOWS, .now = now, .calib = p->calib.state,
-					.window_busy = windows__busy(w) };
+	*snap = (struct plan_snapshot){ .ask = PLAN_WINDOWS, .now = now, .calib = p->calib.state };
 	*s = (struct window_snapshot){
 		.now = now,
 		.any_sampled = p->pl.bp.nr_sampled > 0,
