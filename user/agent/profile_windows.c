@@ -132,12 +132,16 @@ static const struct series_values *row_base(const struct agent_profile *p, const
 /*
  * How many calls a row's callers would have made unprobed for each the
  * window saw: what their CPU clocks say (profile_callers.h) once they say
- * it, else the model of callers that run flat out (window_estimate.h).
+ * it; for callers gone before their clocks could (a stream of short-lived
+ * processes), what the stream's mappings say (stream_pace.h); else the
+ * model of callers that run flat out (window_estimate.h).
  */
 static double row_factor(const struct agent_profile *p, const struct agent_group *grp)
 {
 	double pace = callers__factor(&p->callers, grp->container_id);
 
+	if (pace <= 0)
+		pace = stream_pace_factor(&p->win.stream);
 	return window_estimate_k(&p->win.est, pace);
 }
 
@@ -379,6 +383,47 @@ static double window_pair_ns(const struct agent_profile *p)
 	return seen > 0 ? fmax(pair_ns / seen, w->sampled_call_ns) : 0;
 }
 
+/* Every library's mappings so far, as the kernel counted them; false when the session does not count them. */
+static bool read_maps(struct agent_profile *p, uint64_t *maps)
+{
+	return p->inst.counting && p->win.nr_libs && !session__read_mappings(p->s, maps);
+}
+
+/* The window's libraries' mappings between readings a and b. */
+static double maps_between(const struct profile_windows *w, const uint64_t *a, const uint64_t *b)
+{
+	double sum = 0;
+
+	for (size_t k = 0; k < w->nr_libs; k++)
+		if (w->lib_in[k])
+			sum += (double)(b[k] - a[k]);
+	return sum;
+}
+
+/*
+ * A sampling window, and the time from the last window's close to its own
+ * (now_ok: maps_now read at now), as the mappings of its libraries saw
+ * them, into the stream's sums (stream_pace.h). The series stand for that
+ * whole time, its attach and close included, where a stream may slow the
+ * most (forks wait while probes go in or out). The window's span is its
+ * calls' (from est.t0 to the free): of the mappings made while its attach
+ * ran, the part of the attach that the span holds.
+ */
+static void stream_window(struct agent_profile *p, bool now_ok, double now)
+{
+	struct profile_windows *w = &p->win;
+	double attach_end = w->open_t + w->attach_s, in_span = 0;
+
+	if (!w->maps_ok || !w->closed_ok || !now_ok)
+		return;
+	if (w->attach_s > 0)
+		in_span = fmin(fmax((attach_end - w->est.t0) / w->attach_s, 0), 1);
+	stream_pace_add(&w->stream, maps_between(w, w->maps_closed, w->maps_now), now - w->closed_t,
+			maps_between(w, w->maps_attached, w->maps_free) +
+				in_span * maps_between(w, w->maps_open, w->maps_attached),
+			w->free_t - w->est.t0);
+}
+
 static int open_window(struct agent_profile *p, double now, const struct window_kind *kind)
 {
 	struct profile_windows *w = &p->win;
@@ -405,6 +450,13 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 		kind->later(p, now);
 		return ret;
 	}
+	for (size_t k = 0; k < w->nr_libs; k++)
+		w->lib_in[k] = false;
+	for (size_t i = 0; i < p->n; i++)
+		if (w->in_window[i] && p->pl.fs[i].lib < w->nr_libs)
+			w->lib_in[p->pl.fs[i].lib] = true;
+	/* The gap's end: the mappings' count, then the clock. */
+	w->maps_ok = read_maps(p, w->maps_open);
 	w->open_t = mono_seconds();
 	if (kind == &sample_window)
 		callers__open(&p->callers, p->s);
@@ -422,6 +474,7 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	/* Where its probes' count stands once they are all in (probe_span). */
 	w->attach_s = mono_seconds() - w->open_t;
 	w->attach_calls = session__all_calls(p->s) - w->calls0;
+	w->maps_ok &= read_maps(p, w->maps_attached);
 	w->t0 = w->open_t + w->attach_s;
 	if (kind == &sample_window)
 		callers__attached(&p->callers, p->s);
@@ -458,6 +511,7 @@ static void close_window_begin(struct agent_profile *p)
 			measure_window_cost(p, t1, w->free_seen);
 	}
 	w->free_calls = session__all_calls(p->s) - w->calls0;
+	w->maps_ok &= read_maps(p, w->maps_free);
 	session__links_free(p->s, w->links);
 	w->links = NULL;
 	w->closing = true;
@@ -501,12 +555,14 @@ static int close_window_finish(struct agent_profile *p)
 {
 	struct profile_windows *w = &p->win;
 	/* One batch read of where the window ended, for both factors. */
-	double t1 = w->free_t, all = window_calls(p);
+	double t1 = w->free_t, all = window_calls(p), now = mono_seconds();
+	bool now_ok = read_maps(p, w->maps_now);
+	uint64_t *swap;
 	int ret;
 
 	w->est = estimate_window(p, all);
 	w->t0 = w->est.t0;
-	/* The callers' clocks: each group's calls in the window, and its factor from them. */
+	/* The callers' clocks and the stream's mappings: each group's calls in the window, and its factor from them. */
 	if (w->kind == &sample_window) {
 		double total = (double)session__all_calls(p->s) - (double)w->calls0;
 		double in_span = total > 0 ? ((double)w->free_calls - (double)w->attach_calls) / total : 0;
@@ -515,9 +571,16 @@ static int close_window_finish(struct agent_profile *p)
 		if (all >= 0 && profile_for_rows(p, w->in_window, window_calls_row))
 			callers__open(&p->callers, p->s);	/* its groups' readings dropped: no calls */
 		callers__close(&p->callers, all >= 0 ? window_pair_ns(p) : 0, fmax(in_span, 0));
+		stream_window(p, now_ok, now);
 	}
 	ret = read_window_totals(p, false, t1);
 	w->closing = false;
+	/* The next gap starts here, whatever kind of window this was: its probes were in until now. */
+	swap = w->maps_closed;
+	w->maps_closed = w->maps_now;
+	w->maps_now = swap;
+	w->closed_ok = now_ok;
+	w->closed_t = now;
 	/* The window's own calls are budgeted by its duty: no burst of the links' functions. */
 	trip__window_closed(&p->trip, mono_seconds(), session__all_calls(p->s), w->calls0);
 	w->kind->closed(p, t1);
@@ -658,8 +721,16 @@ int windows__init(struct agent_profile *p)
 	/* Two rows: at the window's start, and at its end. */
 	w->cpu_calls = calloc(2 * w->nr_cpus + 1, sizeof(*w->cpu_calls));
 	w->cpu_win = calloc(w->nr_cpus + 1, sizeof(*w->cpu_win));
-	if (!w->in_window || !w->fn || !w->cpu_calls || !w->cpu_win)
+	w->nr_libs = session__table(p->s)->nr_libs;
+	w->lib_in = calloc(w->nr_libs + 1, sizeof(*w->lib_in));
+	w->maps_closed = calloc(MAPS_READINGS * (w->nr_libs + 1), sizeof(*w->maps_closed));
+	if (!w->in_window || !w->fn || !w->cpu_calls || !w->cpu_win || !w->lib_in || !w->maps_closed)
 		return -ENOMEM;
+	w->maps_open = w->maps_closed + (w->nr_libs + 1);
+	w->maps_attached = w->maps_open + (w->nr_libs + 1);
+	w->maps_free = w->maps_attached + (w->nr_libs + 1);
+	w->maps_now = w->maps_free + (w->nr_libs + 1);
+	w->maps_block = w->maps_closed;
 	return 0;
 }
 
@@ -671,5 +742,7 @@ void windows__free(struct agent_profile *p)
 	free(p->win.fn);
 	free(p->win.cpu_calls);
 	free(p->win.cpu_win);
+	free(p->win.lib_in);
+	free(p->win.maps_block);
 	callers__destroy(&p->callers);
 }

@@ -9,7 +9,8 @@
  * called (profile_scans.h). At most one window is open or closing at a
  * time, and no refresh reads the counts meanwhile. When each closes and
  * opens is decided by window_plan.h, what its calls stand for by
- * window_estimate.h; this file reads the world for them and acts.
+ * window_estimate.h, caller_pace.h and stream_pace.h; this file reads the
+ * world for them and acts.
  */
 #ifndef DLPROF_AGENT_PROFILE_WINDOWS_H
 #define DLPROF_AGENT_PROFILE_WINDOWS_H
@@ -20,11 +21,15 @@
 #include <linux/types.h>
 
 #include "agent/metrics_registry.h"
+#include "agent/stream_pace.h"
 #include "agent/window_estimate.h"
 #include "agent/window_func.h"
 
 struct agent_profile;
 struct session_links;
+
+/* The libraries' mappings read around a window: its gap's start, its open, attach, free and close. */
+#define MAPS_READINGS 5
 
 /*
  * A window closes once its functions were entered this many times, even
@@ -99,6 +104,20 @@ struct profile_windows {
 	/* The window being read: its calls times its factor (window_estimate_k) are the unprobed program's. */
 	struct window_estimate est;
 	double k_seen, k_calls;		/* the factors its rows were scaled by, times their calls; those calls (the log's mean) */
+	/*
+	 * The libraries' mappings (stream_pace.h), per library, as the kernel
+	 * counted them: when the last window of any kind had closed (at
+	 * closed_t, closed_ok: read), when this one began to open, when its
+	 * attach returned, when its links were freed (maps_ok: these three
+	 * read) and when they had closed. One allocation, MAPS_READINGS rows.
+	 */
+	size_t nr_libs;
+	uint64_t *maps_closed, *maps_open, *maps_attached, *maps_free, *maps_now;
+	uint64_t *maps_block;		/* the allocation (maps_closed and maps_now swap at each close) */
+	bool maps_ok, closed_ok;
+	double closed_t;
+	bool *lib_in;			/* the libraries the window's functions are in */
+	struct stream_pace stream;	/* the sampling windows' and their gaps' mappings */
 	double calls_max;		/* it closes after this many, whatever its length */
 	double check_s;			/* its next look after this long */
 };
