@@ -18,7 +18,8 @@
  * classic ones count until they close is taken out (by_free).
  *
  * The model of callers that run flat out (flat_k), until their CPU clocks
- * say more: each probed call cost its caller a probe pair, time the caller
+ * (caller_pace.h) or, for callers gone before those could be read, their
+ * stream's mappings (stream_pace.h) say more: each probed call cost its caller a probe pair, time the caller
  * did not spend on its own work, so a window sees fewer calls per second
  * than the program makes between windows. A caller whose own code runs
  * slower after each trap (caches and predictors cold) loses more than
