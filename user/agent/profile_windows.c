@@ -193,7 +193,7 @@ static int window_close_row(struct agent_profile *p, size_t func, struct group_c
 		return (int)id;
 	p->win.k_seen += (v->calls - base->calls) * k;
 	p->win.k_calls += v->calls - base->calls;
-	steady = rate_spread_add(&c->spread, (v->calls - base->calls) * k / span);
+	steady = rate_spread_add(&c->spread, (v->calls - base->calls) * k / span, v->calls - base->calls);
 	metrics_registry__set_error(p->reg, id, rate_spread_error(&c->spread));
 	p->st.unsteady_calls += sampled_cell__window(c, v, base, k, w->t0, w->close_t, w->fn[func].covered_until, steady);
 	metrics_registry__set(p->reg, id, &c->shown);

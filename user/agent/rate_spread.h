@@ -10,6 +10,12 @@
  * how many windows it rests on. The windows are weighed as the series'
  * recent past: an older one half as much after RATE_SPREAD_HALF_LIFE newer
  * ones.
+ *
+ * A rate also errs by the count it rests on: windows that saw n calls in
+ * all say the rate to one part in the root of n at best, however alike
+ * they are (a function called a few times a second, seen a few times in a
+ * minute). The error is the larger of the two, and known from the first
+ * window that saw a call.
  */
 #ifndef DLPROF_AGENT_RATE_SPREAD_H
 #define DLPROF_AGENT_RATE_SPREAD_H
@@ -23,13 +29,21 @@
 struct rate_spread {
 	double w, w2;			/* the windows' weights, and their squares, summed */
 	double mean, m2;		/* their weighted mean rate, and the sum of squared deviations */
+	double wc, w2c;			/* the calls they saw, weighted, and by the squared weights */
 	double last;			/* the last window's rate; < 0: none yet */
 };
 
 void rate_spread_init(struct rate_spread *s);
-/* A window's rate (calls a second, as the series takes it). Whether it was steady: close to the last one's. */
-bool rate_spread_add(struct rate_spread *s, double rate);
-/* The relative standard error of the weighted mean rate; < 0 while fewer than two windows hold it. */
+/*
+ * A window's rate (calls a second, as the series takes it) and the calls
+ * it saw. Whether it was steady: close to the last one's.
+ */
+bool rate_spread_add(struct rate_spread *s, double rate, double calls);
+/*
+ * The relative standard error of the weighted mean rate: the windows'
+ * spread (from two windows on) or their count's, whichever is larger;
+ * < 0 while no window saw a call.
+ */
 double rate_spread_error(const struct rate_spread *s);
 
 #endif /* DLPROF_AGENT_RATE_SPREAD_H */
