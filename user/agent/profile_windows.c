@@ -455,7 +455,7 @@ static int open_window(struct agent_profile *p, double now, const struct window_
 	for (size_t i = 0; i < p->n; i++)
 		if (w->in_window[i] && p->pl.fs[i].lib < w->nr_libs)
 			w->lib_in[p->pl.fs[i].lib] = true;
-	/* The gap's end: the mappings' count, then the clock. */
+	/* Where the mappings stand as it begins to open: its attach's share (stream_window). */
 	w->maps_ok = read_maps(p, w->maps_open);
 	w->open_t = mono_seconds();
 	if (kind == &sample_window)
@@ -575,7 +575,7 @@ static int close_window_finish(struct agent_profile *p)
 	}
 	ret = read_window_totals(p, false, t1);
 	w->closing = false;
-	/* The next gap starts here, whatever kind of window this was: its probes were in until now. */
+	/* The next sampling window's whole time starts here, whatever kind of window this was. */
 	swap = w->maps_closed;
 	w->maps_closed = w->maps_now;
 	w->maps_now = swap;
@@ -723,14 +723,14 @@ int windows__init(struct agent_profile *p)
 	w->cpu_win = calloc(w->nr_cpus + 1, sizeof(*w->cpu_win));
 	w->nr_libs = session__table(p->s)->nr_libs;
 	w->lib_in = calloc(w->nr_libs + 1, sizeof(*w->lib_in));
-	w->maps_closed = calloc(MAPS_READINGS * (w->nr_libs + 1), sizeof(*w->maps_closed));
-	if (!w->in_window || !w->fn || !w->cpu_calls || !w->cpu_win || !w->lib_in || !w->maps_closed)
+	w->maps_block = calloc(MAPS_READINGS * (w->nr_libs + 1), sizeof(*w->maps_block));
+	if (!w->in_window || !w->fn || !w->cpu_calls || !w->cpu_win || !w->lib_in || !w->maps_block)
 		return -ENOMEM;
+	w->maps_closed = w->maps_block;
 	w->maps_open = w->maps_closed + (w->nr_libs + 1);
 	w->maps_attached = w->maps_open + (w->nr_libs + 1);
 	w->maps_free = w->maps_attached + (w->nr_libs + 1);
 	w->maps_now = w->maps_free + (w->nr_libs + 1);
-	w->maps_block = w->maps_closed;
 	return 0;
 }
 
