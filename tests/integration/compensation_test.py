@@ -153,7 +153,8 @@ def test_short_leaf_bounded_the_same_every_run():
     blocks' medians, at least 1/24 of the share), which is the leaf's bound. Over 5
     profiles whose pairs kept within it, the compensated p50 holds within its bound: a
     number no further than the bound from the unprobed twin's time and within 4x of it,
-    or shown as a bound ("p50_ns" in "bounded") the twin's time is under. Where the
+    or, shown as a bound ("p50_ns" in "bounded"), the twin's time under the p50 plus the
+    bound (the table's "<N"). Where the
     calibration saw the trap cost stray by more than 4x the twin's time, the bound is
     wider than that, and only that it holds is asked; in one run at least it is not (a
     spread stuck wide is a broken calibration). A 2-sigma claim misses now and then: a
@@ -194,7 +195,7 @@ def leaf_profile_miss(run):
     check(f["calls"] == 3000 and f.get("latency") is None, f"comp_leaf: {f}")
     check(costs["own"] / 24 - 1 <= costs["own_spread"] == f["bound_ns"], f"a leaf's bound is its own spread: {costs}")
     bounded, p50, bound = "p50_ns" in f["bounded"], f["p50_ns"], f["bound_ns"]
-    print(f"run {run}: unprobed {truth} ns; p50 {p50} ns{' shown < %d ns' % bound if bounded else ''}"
+    print(f"run {run}: unprobed {truth} ns; p50 {p50} ns{' shown < %d ns' % (p50 + bound) if bounded else ''}"
           f" (bound {bound} ns), raw avg {f['raw_avg_ns']} ns; own share {costs['own']} ns "
           f"+- {costs['own_spread']} ns; pairs {drift:.3f}x their calibration")
     # Never the probes' cost, whatever the draw or the drift: the cliff. Pairs that cost more
@@ -207,8 +208,8 @@ def leaf_profile_miss(run):
     # nothing of the bound (and is taken again).
     if abs(drift - 1) * costs["own"] > costs["own_spread"]:
         return "drift", f"pairs {drift:.3f}x their calibration, beyond its spread"
-    if bounded and not (p50 < bound and truth <= bound):
-        return "bound", f"p50 shown < {bound} ns, the twin took {truth} ns"
+    if bounded and not (p50 < bound and truth <= p50 + bound):
+        return "bound", f"p50 shown < {p50 + bound} ns, the twin took {truth} ns"
     if not bounded and abs(p50 - truth) > bound:
         return "bound", f"p50 {p50} ns +- {bound} ns, the twin took {truth} ns"
     # A calibration that saw the trap cost stray so far cannot give a bound within 4x of the twin.

@@ -150,9 +150,9 @@ static void test_fronts(void **state)
 	char *out, buf[32];
 
 	(void)state;
-	/* The table: "<" bounds, "?" marks, one footer line each. */
+	/* The table: "<" bounds (the leaf's p50 of 30 ns plus its 75 ns), "?" marks, one footer line each. */
 	out = print("text", rows, 2, &info);
-	assert_non_null(strstr(out, "<75ns"));
+	assert_non_null(strstr(out, "<105ns"));
 	assert_non_null(strstr(out, "6.60us?"));
 	assert_non_null(strstr(out, "# <N: within what the probes' cost can be off by (75ns for a call's own"));
 	assert_non_null(strstr(out, "# ? 1 function's time is mostly its nested calls' probes"));
@@ -185,12 +185,15 @@ static void test_fronts(void **state)
 	/* HTML: the marked row and what it means. */
 	out = print("html", rows, 2, &info);
 	assert_non_null(strstr(out, "<tr class=\"uncertain\"><td class=\"name\" data-v=\"comp_outer\""));
-	assert_non_null(strstr(out, ">&lt;75ns</td>"));
+	assert_non_null(strstr(out, ">&lt;105ns</td>"));
 	assert_non_null(strstr(out, "<span class=\"uncertain\">? 1 function"));
 	free(out);
 	/* A time beyond the bound is printed as it is. */
 	report_format_call_ns(buf, sizeof(buf), 76, &(struct latency_trust){ .bound_ns = 75 });
 	assert_string_equal(buf, "76ns");
+	/* One within it: less than itself plus the bound, which either way it may be off by. */
+	report_format_call_ns(buf, sizeof(buf), 30, &(struct latency_trust){ .bound_ns = 75 });
+	assert_string_equal(buf, "<105ns");
 }
 
 int main(void)

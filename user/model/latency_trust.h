@@ -42,9 +42,10 @@ struct comp_calib {
 
 struct latency_trust {
 	/*
-	 * A per-call time (average, percentile, min, max) below it is within
-	 * the calibration's spread of the probes' cost: it is shown as
-	 * "< bound_ns". 0: every time is shown as it is.
+	 * How far a per-call time can be off either way: the calibration's
+	 * spread of the probes' cost. A time (average, percentile, min, max)
+	 * below it cannot be told from that drift: it is shown as "< the time
+	 * plus bound_ns". 0: every time is shown as it is.
 	 */
 	uint64_t bound_ns;
 	uint64_t children_ns;		/* what the nested calls' probes took off the row's total */

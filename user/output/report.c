@@ -106,8 +106,13 @@ void report_format_call_ns(char *buf, size_t sz, uint64_t ns, const struct laten
 		report_format_ns(buf, sz, ns);
 		return;
 	}
+	/*
+	 * Within the bound of a call's probes' cost: a time that far off
+	 * either way, so the call took less than the time plus the bound, how
+	 * much less is not known (the bound alone would claim too little).
+	 */
 	buf[0] = '<';
-	report_format_ns(buf + 1, sz - 1, t->bound_ns);
+	report_format_ns(buf + 1, sz - 1, ns + t->bound_ns);
 }
 
 bool report_bound_note(char *buf, size_t sz, const struct report_info *info)
@@ -118,7 +123,7 @@ bool report_bound_note(char *buf, size_t sz, const struct report_info *info)
 		return false;
 	report_format_ns(spread, sizeof(spread), info->probe_own_spread_ns[DLPROF_PROBE_EMULATED]);
 	snprintf(buf, sz, "<N: within what the probes' cost can be off by (%s for a call's own, more with probed "
-		 "calls inside): the calls take less than N, how much less is not known", spread);
+		 "calls inside): the calls take less than N, the time plus that, how much less is not known", spread);
 	return true;
 }
 
