@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * A cell's sampled series through made-up timelines: windows of a steady
- * rate, a lower one after a higher, a burst that made its function leave
+ * rate, spans that the attach moves, a rate that steps up, a lower one
+ * after a higher, a burst that made its function leave
  * the links and ended before the first window, one that went on.
  */
 #include <stdarg.h>
@@ -49,6 +50,46 @@ static void test_steady_windows_track_the_rate(void **state)
 	assert_true(unsteady == 0);
 }
 
+/*
+ * Twenty windows, one a second, each of 25 calls at 1,000 a second, whose
+ * spans read 15 and 35 ms by turns: their own rates average 1,190 a
+ * second (23,800 in all), their calls over their spans 1,000. The first
+ * window, on its own, reads 1,667.
+ */
+static void test_noisy_spans_do_not_raise_the_rate(void **state)
+{
+	struct group_cell c = fresh();
+	double total = 0, covered = 0;
+
+	(void)state;
+	for (int i = 1; i <= 20; i++) {
+		struct series_values base = at(total), v;
+		double span = i % 2 ? 0.015 : 0.035;
+
+		total += 25;
+		v = at(total);
+		sampled_cell__window(&c, &v, &base, 1.0, i - span, (double)i, covered, true);
+		covered = i;
+	}
+	assert_true(c.shown.calls > 20000 && c.shown.calls < 21000);
+}
+
+/* Steady windows at 1,000 a second, then at 1,400 (not far enough to start again): the rate follows within a few. */
+static void test_rate_steps_up_and_is_followed(void **state)
+{
+	struct group_cell c = fresh();
+	double total = 0, covered = 0;
+
+	(void)state;
+	for (int i = 1; i <= 10; i++)
+		window(&c, &total, 1000, i - 0.025, &covered, true);
+	for (int i = 11; i <= 22; i++)
+		window(&c, &total, 1400, i - 0.025, &covered, true);
+	assert_true(c.rate.calls > 1300 && c.rate.calls < 1400.001);
+	/* Ten seconds at 1,000 and twelve at 1,400 (26,800), less the pool's lag: under five windows' worth. */
+	assert_true(c.shown.calls > 24800 && c.shown.calls < 26801);
+}
+
 static void test_lower_rate_waits_never_goes_back(void **state)
 {
 	struct group_cell c = fresh();
@@ -58,7 +99,7 @@ static void test_lower_rate_waits_never_goes_back(void **state)
 	window(&c, &total, 1000, 0.975, &covered, true);
 	sampled_cell__show(&c, 1.9);		/* a scrape: 1,900 */
 	last = c.shown.calls;
-	window(&c, &total, 200, 1.975, &covered, true);
+	window(&c, &total, 200, 1.975, &covered, false);
 	/* The estimate (1,000 + 200) is below what was shown: the series waits. */
 	assert_true(c.shown.calls == last);
 	assert_true(c.est.calls > 1199 && c.est.calls < 1201);
@@ -136,6 +177,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steady_windows_track_the_rate),
+		cmocka_unit_test(test_noisy_spans_do_not_raise_the_rate),
+		cmocka_unit_test(test_rate_steps_up_and_is_followed),
 		cmocka_unit_test(test_lower_rate_waits_never_goes_back),
 		cmocka_unit_test(test_burst_ended_unseen_is_said),
 		cmocka_unit_test(test_burst_that_goes_on_is_steady),

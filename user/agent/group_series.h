@@ -33,7 +33,9 @@ struct group_cell {
 	struct series_values win0;	/* kernel totals when window win_seq began */
 	unsigned long win_seq;
 	struct series_values est;	/* the sampled estimate up to its function's last window */
-	struct series_values rate;	/* ... and per second since, from that window; zero before one */
+	struct series_values rate;	/* ... and per second since, from its recent windows; zero before one */
+	struct series_values pool;	/* its recent steady windows' calls times their k, weighed (sampled_cell.h) ... */
+	double pool_span;		/* ... and their spans, weighed alike: rate is the one over the other */
 	double rate_t;			/* when that window closed */
 	struct series_values shown;	/* its sampled series: est run on at rate to the last refresh, never less */
 	struct rate_spread spread;	/* its windows' rates: the sampled series' error */

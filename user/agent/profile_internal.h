@@ -72,7 +72,7 @@ int profile_read_raw(struct agent_profile *p, size_t i, struct series_values *v,
 /* A (function, container)'s sampled series, made at its first need; its own id, or a negative errno. */
 long profile_sampled_series(struct agent_profile *p, struct group_cell *c, const struct agent_group *grp,
 			    const struct func_profile *r);
-/* The cell's sampled series shown at now: its estimate run on at its last window's rate. */
+/* The cell's sampled series shown at now: its estimate run on at its windows' rate. */
 void profile_show_sampled(struct agent_profile *p, struct group_cell *c, long id, double now);
 /* What probing function i full time costs per second: the links' reading of it, or its windows'. */
 static inline double profile_cost(const struct agent_profile *p, size_t i)

@@ -30,6 +30,13 @@ static void raise_to(struct series_values *a, const struct series_values *b)
 		a->events[e] = fmax(a->events[e], b->events[e]);
 }
 
+/* The pooled windows begin again: the next window alone says the rate. */
+static void pool_restart(struct group_cell *c)
+{
+	c->pool = (struct series_values){};
+	c->pool_span = 0;
+}
+
 void sampled_cell__show(struct group_cell *c, double now)
 {
 	struct series_values x = c->est, zero = {};
@@ -53,6 +60,7 @@ void sampled_cell__leave_links(struct group_cell *c, const struct series_values 
 	if (c->pub_t <= 0 || now <= c->pub_t || v->calls <= c->pub.calls)
 		return;
 	c->est = c->shown;
+	pool_restart(c);
 	c->rate = (struct series_values){};
 	series_add_scaled_diff(&c->rate, v, &c->pub, 1 / (now - c->pub_t));
 	c->rate_t = now;
@@ -63,15 +71,34 @@ void sampled_cell__enter_links(struct group_cell *c, const struct series_values 
 {
 	sampled_cell__show(c, now);
 	c->est = c->shown;
+	pool_restart(c);
 	c->rate = (struct series_values){};
 	c->rate_t = 0;
 	c->moved_rate = 0;
 	sampled_cell__published(c, v, now);
 }
 
+/* A window's calls times k over [t0, t0 + span] into the pool, the older ones weighed down; c->rate from it. */
+static void pool_add(struct group_cell *c, const struct series_values *v, const struct series_values *base, double k,
+		     double span, bool steady)
+{
+	struct series_values older = {}, zero = {};
+
+	if (!steady || c->moved_rate > 0)
+		pool_restart(c);
+	series_add_scaled_diff(&older, &c->pool, &zero, exp2(-1 / SAMPLED_POOL_HALF_LIFE));
+	c->pool = older;
+	c->pool_span *= exp2(-1 / SAMPLED_POOL_HALF_LIFE);
+	series_add_scaled_diff(&c->pool, v, base, k);
+	c->pool_span += span;
+	c->rate = (struct series_values){};
+	series_add_scaled_diff(&c->rate, &c->pool, &zero, 1 / c->pool_span);
+}
+
 double sampled_cell__window(struct group_cell *c, const struct series_values *v, const struct series_values *base,
 			    double k, double t0, double close_t, double covered_until, bool steady)
 {
+	struct series_values zero = {};
 	double span = close_t - t0, unsteady = 0;
 
 	if (span <= 0)
@@ -82,9 +109,8 @@ double sampled_cell__window(struct group_cell *c, const struct series_values *v,
 	/* A window whose rate is far from the last one's saw a burst begin or end: what it adds for the time since. */
 	if (!steady)
 		unsteady += (v->calls - base->calls) * k * (close_t - covered_until) / span;
-	series_add_scaled_diff(&c->est, v, base, k * (close_t - covered_until) / span);
-	c->rate = (struct series_values){};
-	series_add_scaled_diff(&c->rate, v, base, k / span);
+	pool_add(c, v, base, k, span, steady);
+	series_add_scaled_diff(&c->est, &c->rate, &zero, close_t - covered_until);
 	c->rate_t = close_t;
 	sampled_cell__show(c, close_t);
 	/* At less than half the links' rate: a burst ended unseen, and the run on it did not hold. */

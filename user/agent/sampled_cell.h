@@ -4,9 +4,18 @@
  * extrapolated, and run on between them. Pure: the driver and the windows
  * hand it totals and times, the registry is theirs to set from c->shown.
  *
- * Between two windows the series runs on at the last one's rate, so that a
- * scrape sees the calls made since; a window that finds a lower rate makes
- * it wait for the estimate to catch up (a counter never goes back). A
+ * A window's rate is its calls over its span, and a span of a few tens of
+ * ms is noisy (how long the attach took moves where it begins): calls over
+ * a short span read high more than a long one reads low, so the mean of
+ * the windows' own rates is above the rate they saw together. The series
+ * takes its recent steady windows' calls over their spans, summed, an
+ * older window counting half as much after SAMPLED_POOL_HALF_LIFE newer
+ * ones; a window that is not steady (rate_spread.h) starts the sums again,
+ * so that a burst's start or end is followed at once.
+ *
+ * Between two windows the series runs on at that rate, so that a scrape
+ * sees the calls made since; a window that finds a lower rate makes it
+ * wait for the estimate to catch up (a counter never goes back). A
  * function that leaves the links runs on at the rate they saw until its
  * first window; a window that then finds less than half of it saw a burst
  * end unseen, and what the series ran on beyond the estimate is counted as
@@ -20,10 +29,12 @@
 #include "agent/group_series.h"
 #include "agent/metrics_registry.h"
 
+#define SAMPLED_POOL_HALF_LIFE 4.0
+
 /* a = a + k * (b - c), field by field (timed is kept from b). */
 void series_add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
 			    double k);
-/* c->shown brought to now: the estimate run on at the last window's rate, never less than before. */
+/* c->shown brought to now: the estimate run on at its windows' rate, never less than before. */
 void sampled_cell__show(struct group_cell *c, double now);
 /* Its exact series was brought up to the totals v at now: the links' rate is measured from there. */
 void sampled_cell__published(struct group_cell *c, const struct series_values *v, double now);
