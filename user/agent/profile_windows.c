@@ -254,10 +254,12 @@ static int read_window_totals(struct agent_profile *p, bool start, double now)
 
 		callers__top_shares(&p->callers, &out, &in_net);
 		agent_log("window", "functions=%zu ms=%.1f calls=%.0f unprobed_factor=%.2f call_ns=%.0f top=%s top_calls=%.0f "
-			  "from_unix=%.4f calls_at_free=%.0f callers_cpu_out=%.3f callers_cpu_in=%.3f callers_exact=%zu/%zu%s",
+			  "from_unix=%.4f calls_at_free=%.0f by_free=%.3f stream_factor=%.3f callers_cpu_out=%.3f callers_cpu_in=%.3f "
+			  "callers_exact=%zu/%zu%s",
 			  w->funcs, span * 1e3, seen, w->k_calls > 0 ? w->k_seen / w->k_calls : w->est.flat_k,
 			  call_ns > 0 ? call_ns : p->st.call_cost_ns, top_name, top,
-			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, out, in_net,
+			  clock_seconds(CLOCK_REALTIME) - (mono_seconds() - w->t0), w->free_seen, w->est.by_free,
+			  stream_pace_factor(&w->stream), out, in_net,
 			  p->callers.win_exact, p->callers.win_procs, w->kind->log_tag);
 	}
 	return 0;
