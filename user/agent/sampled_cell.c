@@ -78,17 +78,21 @@ void sampled_cell__enter_links(struct group_cell *c, const struct series_values 
 	sampled_cell__published(c, v, now);
 }
 
-/* A window's calls times k over [t0, t0 + span] into the pool, the older ones weighed down; c->rate from it. */
+/*
+ * A window's calls times k over its span, closed at close_t, into the
+ * pool, the older ones weighed down by the time since; c->rate from it.
+ */
 static void pool_add(struct group_cell *c, const struct series_values *v, const struct series_values *base, double k,
-		     double span, bool steady)
+		     double span, double close_t, bool steady)
 {
 	struct series_values older = {}, zero = {};
+	double keep = c->rate_t > 0 ? exp2(-fmax(close_t - c->rate_t, 0) / SAMPLED_POOL_HALF_LIFE_S) : 0;
 
 	if (!steady || c->moved_rate > 0)
 		pool_restart(c);
-	series_add_scaled_diff(&older, &c->pool, &zero, exp2(-1 / SAMPLED_POOL_HALF_LIFE));
+	series_add_scaled_diff(&older, &c->pool, &zero, keep);
 	c->pool = older;
-	c->pool_span *= exp2(-1 / SAMPLED_POOL_HALF_LIFE);
+	c->pool_span *= keep;
 	series_add_scaled_diff(&c->pool, v, base, k);
 	c->pool_span += span;
 	c->rate = (struct series_values){};
@@ -109,7 +113,7 @@ double sampled_cell__window(struct group_cell *c, const struct series_values *v,
 	/* A window whose rate is far from the last one's saw a burst begin or end: what it adds for the time since. */
 	if (!steady)
 		unsteady += (v->calls - base->calls) * k * (close_t - covered_until) / span;
-	pool_add(c, v, base, k, span, steady);
+	pool_add(c, v, base, k, span, close_t, steady);
 	series_add_scaled_diff(&c->est, &c->rate, &zero, close_t - covered_until);
 	c->rate_t = close_t;
 	sampled_cell__show(c, close_t);

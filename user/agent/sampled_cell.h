@@ -8,10 +8,12 @@
  * ms is noisy (how long the attach took moves where it begins): calls over
  * a short span read high more than a long one reads low, so the mean of
  * the windows' own rates is above the rate they saw together. The series
- * takes its recent steady windows' calls over their spans, summed, an
- * older window counting half as much after SAMPLED_POOL_HALF_LIFE newer
- * ones; a window that is not steady (rate_spread.h) starts the sums again,
- * so that a burst's start or end is followed at once.
+ * takes its recent steady windows' calls over their spans, summed, a
+ * window counting half as much SAMPLED_POOL_HALF_LIFE_S later: by time,
+ * not by windows, so that a rate that moves within twice or half the last
+ * (which noise cannot be told from) is followed within seconds however
+ * sparse the windows. A window that is not steady (rate_spread.h) starts
+ * the sums again, so that a burst's start or end is followed at once.
  *
  * Between two windows the series runs on at that rate, so that a scrape
  * sees the calls made since; a window that finds a lower rate makes it
@@ -29,7 +31,7 @@
 #include "agent/group_series.h"
 #include "agent/metrics_registry.h"
 
-#define SAMPLED_POOL_HALF_LIFE 4.0
+#define SAMPLED_POOL_HALF_LIFE_S 2.0
 
 /* a = a + k * (b - c), field by field (timed is kept from b). */
 void series_add_scaled_diff(struct series_values *a, const struct series_values *b, const struct series_values *c,
