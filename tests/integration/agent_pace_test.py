@@ -3,12 +3,14 @@
 """dlprof-bpf agent at its default budget: a sampled function's series against
 the calls its callers counted themselves, for a caller whose pace is set by
 the clock (a server at a fixed rate, idle in between) and for one that runs
-flat out (docs/agent.md, "What a sampled="true" series holds").
+flat out, for a mix of both, for a stream of short-lived processes and for a burst
+(docs/agent.md, "What a sampled="true" series holds").
 Runner and helpers: itest.py; the agent's: agent_test.py."""
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import itest
@@ -117,6 +119,71 @@ def test_agent_mixed_caller_estimate():
     a second, 10 us of work each, idle in between), one flat out (100 us of work a call): the
     callers' clocks of the process mix both kinds; the series within 5%."""
     estimate_case(["mixed", "10000", "10", "100"], "mixed", None)
+
+
+class ShortLives(threading.Thread):
+    """A stream of short-lived processes, PARALLEL at a time, each making CALLS calls of
+    dlt_test_je and exiting, until stopped; done counts those that exited cleanly."""
+    PARALLEL, CALLS = 4, 100
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.done, self.failed, self.stopping = 0, 0, threading.Event()
+
+    def run(self):
+        running = set()
+        while not self.stopping.is_set() or running:
+            while len(running) < self.PARALLEL and not self.stopping.is_set():
+                running.add(subprocess.Popen([DRIVER, "shortthreads", "1", str(self.CALLS)]))
+            pid, status = os.wait()
+            for p in [p for p in running if p.pid == pid]:
+                running.discard(p)
+                p.returncode = 0
+                if os.waitstatus_to_exitcode(status) == 0:
+                    self.done += 1
+                else:
+                    self.failed += 1
+
+    def made(self):
+        return self.done * self.CALLS
+
+
+@modes("session")
+def test_agent_short_lives_estimate():
+    """A stream of short-lived processes (100 calls each, four at a time, each gone within a few
+    ms): no caller's CPU clock can be read, the stream's mappings give the factor. The series over
+    one scrape interval within the model's bound: 5% and three times the error it states."""
+    with Agent(["--lib", LIB, "--func", "dlt_test_je", "-v"]) as a:
+        a.wait_ready()
+        stream = ShortLives()
+        stream.start()
+        try:
+            wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
+                       calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=60)
+            n0 = len(sampling_windows(a.text()))
+            deadline = time.time() + 120
+            while len(sampling_windows(a.text())) < n0 + PACE_WINDOWS:
+                check(time.time() < deadline, f"too few windows: {a.text()[-3000:]}")
+                time.sleep(0.5)
+            # Each scrape bracketed by two readings of the processes done (at most four run across it).
+            c0, t0, c0b = stream.made(), a.metrics(), stream.made()
+            time.sleep(INTERVAL_S)
+            c1, t1, c1b = stream.made(), a.metrics(), stream.made()
+        finally:
+            stream.stopping.set()
+            stream.join()
+        check(stream.failed == 0, f"{stream.failed} processes failed")
+        made = (c1 + c1b) / 2 - (c0 + c0b) / 2
+        shown = sum(calls(t1, "dlt_test_je", s) - calls(t0, "dlt_test_je", s) for s in (False, True))
+        errors = [v for lbl, v in samples(t1, "dlprof_sampled_relative_error").items() if "dlt_test_je" in lbl]
+        check(len(errors) == 1, f"no relative error of the sampled series: {t1}")
+        bound = 0.05 + 3 * errors[0]
+        print(f"short lives: {made / ShortLives.CALLS:,.0f} processes made {made:,.0f} calls in {INTERVAL_S} s, "
+              f"the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%); relative error {errors[0]:.1%}, "
+              f"bound {bound:.1%}")
+        check(made > 0 and abs(shown / made - 1) <= bound,
+              f"short lives: series {shown:.0f} against {made:.0f} calls: {a.text()[-3000:]}")
+        check(a.stop() == 0, f"exit {a.p.returncode}")
 
 
 @modes("session")
