@@ -37,18 +37,31 @@ def miscalibrated_paced(in_net, in_rate, share, duty, call_ns):
     return abs(out_share / in_net - 1)
 
 
-def interval(a, count):
-    """One scrape interval: (calls the workload made, calls the series show), each scrape
-    bracketed by two readings of the workload's own count (a scrape waits for the agent's
-    reading of its moment)."""
-    c0, t0, c0b = steady_count(count), a.metrics(), steady_count(count)
+def interval(a, made_so_far):
+    """One scrape interval: (calls the workload made, calls the series show, the series' relative
+    error), each scrape bracketed by two readings of the workload's own count, made_so_far() (a
+    scrape waits for the agent's reading of its moment)."""
+    c0, t0, c0b = made_so_far(), a.metrics(), made_so_far()
     time.sleep(INTERVAL_S)
-    c1, t1, c1b = steady_count(count), a.metrics(), steady_count(count)
+    c1, t1, c1b = made_so_far(), a.metrics(), made_so_far()
     made = (c1 + c1b) / 2 - (c0 + c0b) / 2
     shown = sum(calls(t1, "dlt_test_je", s) - calls(t0, "dlt_test_je", s) for s in (False, True))
     errors = [v for lbl, v in samples(t1, "dlprof_sampled_relative_error").items() if "dlt_test_je" in lbl]
     check(len(errors) == 1, f"no relative error of the sampled series: {t1}")
     return made, shown, errors[0]
+
+
+def wait_windows(a, alive):
+    """The states an estimate needs, however long a busy machine takes to reach them: the function
+    sampled, its sampled series up, and windows enough for the callers' clocks; alive() says the
+    workload still runs."""
+    wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
+               calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=60)
+    n0 = len(sampling_windows(a.text()))
+    deadline = time.time() + 120
+    while len(sampling_windows(a.text())) < n0 + PACE_WINDOWS:
+        check(time.time() < deadline and alive(), f"too few windows: {a.text()[-3000:]}")
+        time.sleep(0.5)
 
 
 def estimate_case(driver_args, what, flat_out):
@@ -57,18 +70,10 @@ def estimate_case(driver_args, what, flat_out):
         count = os.path.join(tmp, "count")
         d = subprocess.Popen([DRIVER] + driver_args + [count])
         try:
-            # The states the estimate needs, however long a busy machine takes to reach them: the
-            # function sampled, its sampled series up, and windows enough for the callers' clocks.
-            wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
-                       calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=60)
-            n0 = len(sampling_windows(a.text()))
-            deadline = time.time() + 120
-            while len(sampling_windows(a.text())) < n0 + PACE_WINDOWS:
-                check(time.time() < deadline and d.poll() is None, f"too few windows: {a.text()[-3000:]}")
-                time.sleep(0.5)
+            wait_windows(a, lambda: d.poll() is None)
             w0, cpu0 = time.time(), cpu_seconds(d.pid)
             n1 = len(sampling_windows(a.text()))
-            made, shown, rel_error = interval(a, count)
+            made, shown, rel_error = interval(a, lambda: steady_count(count))
             share = (cpu_seconds(d.pid) - cpu0) / (time.time() - w0)
             n2 = len(sampling_windows(a.text()))
         finally:
@@ -158,28 +163,16 @@ def test_agent_short_lives_estimate():
         stream = ShortLives()
         stream.start()
         try:
-            wait_value(a, lambda t: samples(t, "dlprof_agent_functions").get('{state="sampled"}') == 1 and
-                       calls(t, "dlt_test_je", sampled=True) > 0, True, timeout=60)
-            n0 = len(sampling_windows(a.text()))
-            deadline = time.time() + 120
-            while len(sampling_windows(a.text())) < n0 + PACE_WINDOWS:
-                check(time.time() < deadline, f"too few windows: {a.text()[-3000:]}")
-                time.sleep(0.5)
-            # Each scrape bracketed by two readings of the processes done (at most four run across it).
-            c0, t0, c0b = stream.made(), a.metrics(), stream.made()
-            time.sleep(INTERVAL_S)
-            c1, t1, c1b = stream.made(), a.metrics(), stream.made()
+            wait_windows(a, lambda: True)
+            # At most four processes run across each scrape.
+            made, shown, rel_error = interval(a, stream.made)
         finally:
             stream.stopping.set()
             stream.join()
         check(stream.failed == 0, f"{stream.failed} processes failed")
-        made = (c1 + c1b) / 2 - (c0 + c0b) / 2
-        shown = sum(calls(t1, "dlt_test_je", s) - calls(t0, "dlt_test_je", s) for s in (False, True))
-        errors = [v for lbl, v in samples(t1, "dlprof_sampled_relative_error").items() if "dlt_test_je" in lbl]
-        check(len(errors) == 1, f"no relative error of the sampled series: {t1}")
-        bound = 0.05 + 3 * errors[0]
+        bound = 0.05 + 3 * rel_error
         print(f"short lives: {made / ShortLives.CALLS:,.0f} processes made {made:,.0f} calls in {INTERVAL_S} s, "
-              f"the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%); relative error {errors[0]:.1%}, "
+              f"the series show {shown:,.0f} ({(shown / made - 1) * 100:+.1f}%); relative error {rel_error:.1%}, "
               f"bound {bound:.1%}")
         check(made > 0 and abs(shown / made - 1) <= bound,
               f"short lives: series {shown:.0f} against {made:.0f} calls: {a.text()[-3000:]}")
