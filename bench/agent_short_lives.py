@@ -20,7 +20,10 @@ agent's window lines. Prints:
     inside the windows and over the run (what the agent's stream factor
     reads from the kernel's count of mappings), and the windows' mean
     unprobed factor (what the agent takes the probes to have cost);
-  - the processes' median life, started inside windows and just before.
+  - the processes' median life, started inside windows and just before;
+  - what the windows' calls per process started in them, times every
+    process started, would give (the kernel counts the library's mappings
+    all the time, not only in windows).
 With --baseline, each round runs the baseline build then --build, one
 after the other (the machine's load moves; compare within a round). Then
 one JSON line.
@@ -121,6 +124,7 @@ def run(build, procs, calls, parallel):
         "started_per_s_in_windows": round(started_in / span), "started_per_s_overall": round(procs / took),
         "life_ms_in_windows": round(median(life_in) * 1e3, 2), "life_ms_before": round(median(life_before) * 1e3, 2),
         "estimate_over_truth": round(made_win / span * k / (made / took), 3),
+        "by_starts_over_truth": round(counted / started_in * procs / made, 3) if started_in else None,
     }
 
 
@@ -135,6 +139,9 @@ def show(row, procs, calls):
           f"{row['started_per_s_in_windows']:,}/s in windows, {row['started_per_s_overall']:,}/s over the run; "
           f"unprobed factor {row['unprobed_factor']:.3f} (windows' rate x factor over the run's: "
           f"{row['estimate_over_truth']:.3f})")
+    if row["by_starts_over_truth"] is not None:
+        print(f"  by starts: the windows' calls per process started in them, times the processes started over "
+              f"the run: {row['by_starts_over_truth']:.3f} of the truth")
     print(f"  lives: median {row['life_ms_in_windows']} ms started in windows, {row['life_ms_before']} ms "
           "50-150 ms before them")
 
