@@ -7,6 +7,7 @@ flat out, for a mix of both, for a stream of short-lived processes and for a bur
 (docs/agent.md, "What a sampled="true" series holds").
 Runner and helpers: itest.py; the agent's: agent_test.py."""
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -128,7 +129,8 @@ def test_agent_mixed_caller_estimate():
 
 class ShortLives(threading.Thread):
     """A stream of short-lived processes, PARALLEL at a time, each making CALLS calls of
-    dlt_test_je and exiting, until stopped; done counts those that exited cleanly."""
+    dlt_test_je and exiting, until stopped; done counts those that exited cleanly. Each is waited
+    for by its own pidfd: a wait for any child would reap the agent too, and hide its exit."""
     PARALLEL, CALLS = 4, 100
 
     def __init__(self):
@@ -136,15 +138,18 @@ class ShortLives(threading.Thread):
         self.done, self.failed, self.stopping = 0, 0, threading.Event()
 
     def run(self):
-        running = set()
+        running, poller = {}, select.poll()
         while not self.stopping.is_set() or running:
             while len(running) < self.PARALLEL and not self.stopping.is_set():
-                running.add(subprocess.Popen([DRIVER, "shortthreads", "1", str(self.CALLS)]))
-            pid, status = os.wait()
-            for p in [p for p in running if p.pid == pid]:
-                running.discard(p)
-                p.returncode = 0
-                if os.waitstatus_to_exitcode(status) == 0:
+                p = subprocess.Popen([DRIVER, "shortthreads", "1", str(self.CALLS)])
+                fd = os.pidfd_open(p.pid)
+                running[fd] = p
+                poller.register(fd, select.POLLIN)
+            for fd, _ in poller.poll():
+                p = running.pop(fd)
+                poller.unregister(fd)
+                os.close(fd)
+                if p.wait() == 0:
                     self.done += 1
                 else:
                     self.failed += 1
