@@ -168,7 +168,7 @@ def test_agent_short_lives_estimate():
         stream = ShortLives()
         stream.start()
         try:
-            wait_windows(a, lambda: True)
+            wait_windows(a, stream.is_alive)
             # At most four processes run across each scrape.
             made, shown, rel_error = interval(a, stream.made)
         finally:
