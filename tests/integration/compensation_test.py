@@ -107,7 +107,7 @@ def profile_comp(extra, spin_pairs, inner=20, calls=300, mode=()):
 
 @modes("session", "multi", "classic")
 def test_compensated_outer_near_unprobed():
-    misses = {"marked": 0, "drift": 0}
+    misses = {"drift": 0}
     while True:
         unprobed, probed, doc = profile_comp([], spin_pairs=40)
         check(doc["latency"] == "compensated", f"latency {doc['latency']}: {doc.get('compensation_error')}")
@@ -120,15 +120,16 @@ def test_compensated_outer_near_unprobed():
         check(0 < costs["emulated"]["pair_least"] <= costs["emulated"]["pair"], f"calibrated costs {costs}")
         # Marked exactly when its nested pairs' spread (what the calibration saw between their least
         # and median cost) is more than a quarter of its p50 (model/latency_trust.c). At 40 pairs'
-        # spin that takes a calibration made while the vCPU's trap cost swung: such a run is taken
-        # again, up to 3 times.
+        # spin that takes a calibration made while the vCPU's trap cost swung, which a busy host
+        # does for seconds at a time: such a run says that of the machine, and is taken again a
+        # second later, as a drifted one is.
         spread, marked = outer["children_probe_spread_ns"] // outer["calls"], outer.get("latency") == "uncertain"
         check(marked == (spread > outer["p50_ns"] // 4) and outer.get("latency") in (None, "uncertain"),
               f"comp_outer marked {outer.get('latency')}: nested spread {spread} ns a call, p50 {outer['p50_ns']} ns")
         if marked:
-            misses["marked"] += 1
-            print(f"marked {misses['marked']}: a calibration spread of {spread} ns a call marks comp_outer")
-            check(misses["marked"] < 3, "comp_outer marked uncertain at 40 pairs' spin in 3 runs")
+            print(f"marked: a calibration spread of {spread} ns a call marks comp_outer")
+            drifted_again(misses, f"comp_outer marked uncertain at 40 pairs' spin (a calibration spread of {spread} ns "
+                          "a call)")
             continue
         off = outer["p50_ns"] / unprobed
         # What the 21 pairs inside one outer call cost in this run (20 nested, its own), per pair,
